@@ -1,0 +1,28 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod de;
+mod env;
+mod error;
+mod loader;
+mod node;
+mod overrides;
+pub mod section;
+mod suggest;
+mod validate;
+mod values;
+
+pub use de::DeError;
+pub use env::Lookup;
+pub use error::{ConfigError, ErrorKind, Report};
+pub use loader::{Loader, Transform};
+pub use node::{Node, Origin, Value};
+pub use section::serialize_tagged;
+pub use suggest::did_you_mean;
+pub use values::{Duration, Level, Size};
+/// The names [`Level`] accepts, for listing in messages.
+pub use values::level::LEVEL_NAMES;
+
+/// Re-exported so that configuration types can derive `Validate` without a direct dependency.
+pub use garde;
