@@ -42,6 +42,13 @@ impl Path {
     fn index(&self, i: usize) -> Path {
         Path(format!("{}[{i}]", self.0))
     }
+    /// The path to show for `node`: where the user wrote it, if a transform moved it.
+    fn written(self, node: &Node) -> Path {
+        match &node.written_at {
+            Some(p) => Path(p.clone()),
+            None => self,
+        }
+    }
 }
 
 /// Where an error was raised.
@@ -56,10 +63,26 @@ struct Loc {
 #[derive(Debug)]
 enum DeKind {
     Custom(String),
-    Invalid { unexpected: String, expected: String },
-    UnknownField { field: String, expected: &'static [&'static str] },
-    UnknownVariant { variant: String, expected: &'static [&'static str] },
+    Invalid {
+        unexpected: String,
+        expected: String,
+    },
+    UnknownField {
+        field: String,
+        expected: &'static [&'static str],
+    },
+    UnknownVariant {
+        variant: String,
+        expected: &'static [&'static str],
+    },
     MissingField(&'static str),
+    /// A polymorphic section without its `type`.
+    MissingType {
+        expected: &'static [&'static str],
+    },
+    /// The node depends on one already reported (e.g. an enum whose `type` was rejected):
+    /// poison it without a second report.
+    AlreadyReported,
 }
 
 /// The error type of the tree deserializer: a message plus the innermost place it came from.
@@ -73,12 +96,17 @@ impl fmt::Display for DeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             DeKind::Custom(m) => f.write_str(m),
-            DeKind::Invalid { unexpected, expected } => {
+            DeKind::Invalid {
+                unexpected,
+                expected,
+            } => {
                 write!(f, "invalid value: {unexpected}, expected {expected}")
             }
             DeKind::UnknownField { field, .. } => write!(f, "unknown field `{field}`"),
             DeKind::UnknownVariant { variant, .. } => write!(f, "unknown variant `{variant}`"),
             DeKind::MissingField(m) => write!(f, "missing field `{m}`"),
+            DeKind::AlreadyReported => f.write_str("already reported"),
+            DeKind::MissingType { .. } => f.write_str("missing field `type`"),
         }
     }
 }
@@ -87,11 +115,17 @@ impl std::error::Error for DeError {}
 
 impl de::Error for DeError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        DeError { kind: DeKind::Custom(msg.to_string()), at: None }
+        DeError {
+            kind: DeKind::Custom(msg.to_string()),
+            at: None,
+        }
     }
     fn invalid_type(unexp: de::Unexpected, exp: &dyn de::Expected) -> Self {
         DeError {
-            kind: DeKind::Invalid { unexpected: unexp.to_string(), expected: exp.to_string() },
+            kind: DeKind::Invalid {
+                unexpected: unexp.to_string(),
+                expected: exp.to_string(),
+            },
             at: None,
         }
     }
@@ -99,13 +133,28 @@ impl de::Error for DeError {
         Self::invalid_type(unexp, exp)
     }
     fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
-        DeError { kind: DeKind::UnknownField { field: field.to_owned(), expected }, at: None }
+        DeError {
+            kind: DeKind::UnknownField {
+                field: field.to_owned(),
+                expected,
+            },
+            at: None,
+        }
     }
     fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
-        DeError { kind: DeKind::UnknownVariant { variant: variant.to_owned(), expected }, at: None }
+        DeError {
+            kind: DeKind::UnknownVariant {
+                variant: variant.to_owned(),
+                expected,
+            },
+            at: None,
+        }
     }
     fn missing_field(field: &'static str) -> Self {
-        DeError { kind: DeKind::MissingField(field), at: None }
+        DeError {
+            kind: DeKind::MissingField(field),
+            at: None,
+        }
     }
 }
 
@@ -118,16 +167,24 @@ struct Ctx {
     soft: RefCell<BTreeMap<u32, ConfigError>>,
 }
 
-/// Deserializes `T` from `root`, collecting every error: `Ok` only if there were none.
-pub(crate) fn deserialize_all<T: DeserializeOwned>(root: &Node) -> Result<T, Vec<ConfigError>> {
+/// Deserializes `T` from `root`, collecting every error. The value is that of the last
+/// pass, with every poisoned node left out (so defaulted), so that it can still be validated
+/// and those errors reported too; it is `None` only when no pass succeeded.
+pub(crate) fn deserialize_all<T: DeserializeOwned>(root: &Node) -> (Option<T>, Vec<ConfigError>) {
     let mut ctx = Ctx::default();
     let mut errors = Vec::new();
     for _ in 0..MAX_PASSES {
-        let de = NodeDe { node: root, path: Path::default(), ctx: &ctx, field: None, skip_type: false };
+        let de = NodeDe {
+            node: root,
+            path: Path::default(),
+            ctx: &ctx,
+            field: None,
+            skip_type: false,
+        };
         match T::deserialize(de) {
             Ok(value) => {
                 errors.extend(ctx.soft.into_inner().into_values());
-                return if errors.is_empty() { Ok(value) } else { Err(errors) };
+                return (Some(value), errors);
             }
             Err(e) => {
                 let loc = e.at.clone().map(|b| *b).unwrap_or_else(|| Loc {
@@ -146,7 +203,7 @@ pub(crate) fn deserialize_all<T: DeserializeOwned>(root: &Node) -> Result<T, Vec
         }
     }
     errors.extend(ctx.soft.into_inner().into_values());
-    Err(errors)
+    (None, errors)
 }
 
 /// Translates a located serde error into a report line; `None` when it only echoes an error
@@ -156,7 +213,9 @@ fn to_config_error(kind: DeKind, loc: &Loc) -> Option<ConfigError> {
     let (path, kind) = match kind {
         DeKind::UnknownField { field, expected } => (
             loc.path.clone(),
-            ErrorKind::UnknownField { suggestions: did_you_mean(&field, expected.iter().copied()) },
+            ErrorKind::UnknownField {
+                suggestions: did_you_mean(&field, expected.iter().copied()),
+            },
         ),
         DeKind::UnknownVariant { variant, expected } => (
             loc.path.clone(),
@@ -181,6 +240,14 @@ fn to_config_error(kind: DeKind, loc: &Loc) -> Option<ConfigError> {
             (Path(loc.path.clone()).key(field).0, ErrorKind::MissingField)
         }
         DeKind::Custom(message) => (loc.path.clone(), ErrorKind::Invalid(message)),
+        DeKind::AlreadyReported => return None,
+        DeKind::MissingType { expected } => (
+            Path(loc.path.clone()).key("type").0,
+            ErrorKind::Invalid(format!(
+                "a `type` is required, one of {}",
+                expected.join(", ")
+            )),
+        ),
     };
     Some(ConfigError { origin, path, kind })
 }
@@ -222,7 +289,13 @@ struct NodeDe<'a> {
 
 impl<'a> NodeDe<'a> {
     fn child(&self, node: &'a Node, path: Path) -> NodeDe<'a> {
-        NodeDe { node, path, ctx: self.ctx, field: None, skip_type: false }
+        NodeDe {
+            node,
+            path: path.written(node),
+            ctx: self.ctx,
+            field: None,
+            skip_type: false,
+        }
     }
 
     fn map_access(&self, fields: Option<&'static [&'static str]>) -> NodeMap<'a> {
@@ -245,7 +318,11 @@ impl<'a> NodeDe<'a> {
             Value::Seq(items) => items,
             _ => &[],
         };
-        NodeSeq { items: items.iter().enumerate(), path: self.path.clone(), ctx: self.ctx }
+        NodeSeq {
+            items: items.iter().enumerate(),
+            path: self.path.clone(),
+            ctx: self.ctx,
+        }
     }
 
     fn any<'de, V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -313,7 +390,10 @@ impl Here<'_> {
 
 impl<'a> NodeDe<'a> {
     fn locator(&self) -> Here<'a> {
-        Here { path: self.path.clone(), node: self.node }
+        Here {
+            path: self.path.clone(),
+            node: self.node,
+        }
     }
 }
 
@@ -327,11 +407,13 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         let here = self.locator();
-        let coerced = self.text().and_then(|s| match s.to_ascii_lowercase().as_str() {
-            "true" => Some(true),
-            "false" => Some(false),
-            _ => None,
-        });
+        let coerced = self
+            .text()
+            .and_then(|s| match s.to_ascii_lowercase().as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            });
         match coerced {
             Some(b) => visitor.visit_bool(b),
             None => self.any(visitor),
@@ -414,7 +496,9 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
         visitor: V,
     ) -> Result<V::Value, DeError> {
         let here = self.locator();
-        visitor.visit_newtype_struct(self).map_err(|e| here.locate(e))
+        visitor
+            .visit_newtype_struct(self)
+            .map_err(|e| here.locate(e))
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -426,7 +510,11 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
         .map_err(|e| here.locate(e))
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, DeError> {
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
         self.deserialize_seq(visitor)
     }
 
@@ -481,7 +569,12 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
                     // Internally tagged, as DropWizard writes polymorphic sections:
                     // `{type: file, currentLogFilename: ...}`. The rest of the mapping is the
                     // variant's body, deserialized in place so positions are kept.
-                    let _ = key;
+                    if self.ctx.poisoned.contains(&key.id) || self.ctx.poisoned.contains(&tag.id) {
+                        return Err(here.locate(DeError {
+                            kind: DeKind::AlreadyReported,
+                            at: None,
+                        }));
+                    }
                     let tag_de = self.child(tag, self.path.key("type"));
                     let body = NodeDe {
                         node: self.node,
@@ -490,19 +583,21 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
                         field: None,
                         skip_type: true,
                     };
-                    visitor.visit_enum(NodeEnum { tag: tag_de, body: Some(body) })
+                    visitor.visit_enum(NodeEnum {
+                        tag: tag_de,
+                        body: Some(body),
+                    })
                 } else if let [(key, value)] = entries.as_slice() {
                     let tag = self.child(key, self.path.clone());
                     let body = self.child(value, self.path.key(&key.key_text()));
-                    visitor.visit_enum(NodeEnum { tag, body: Some(body) })
+                    visitor.visit_enum(NodeEnum {
+                        tag,
+                        body: Some(body),
+                    })
                 } else {
                     Err(DeError {
-                        kind: DeKind::MissingField("type"),
+                        kind: DeKind::MissingType { expected: variants },
                         at: None,
-                    })
-                    .map_err(|e| {
-                        let _ = variants;
-                        e
                     })
                 }
             }
@@ -522,7 +617,9 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
                 let error = ConfigError::new(
                     key.origin.clone(),
                     self.path.0.clone(),
-                    ErrorKind::UnknownField { suggestions: did_you_mean(&name, fields.iter().copied()) },
+                    ErrorKind::UnknownField {
+                        suggestions: did_you_mean(&name, fields.iter().copied()),
+                    },
                 );
                 self.ctx.soft.borrow_mut().insert(key.id, error);
             }
@@ -548,7 +645,13 @@ impl<'de> SeqAccess<'de> for NodeSeq<'_> {
             if self.ctx.poisoned.contains(&item.id) {
                 continue;
             }
-            let de = NodeDe { node: item, path: self.path.index(i), ctx: self.ctx, field: None, skip_type: false };
+            let de = NodeDe {
+                node: item,
+                path: self.path.index(i).written(item),
+                ctx: self.ctx,
+                field: None,
+                skip_type: false,
+            };
             let here = de.locator();
             return seed.deserialize(de).map(Some).map_err(|e| here.locate(e));
         }
@@ -568,16 +671,20 @@ struct NodeMap<'a> {
 impl<'de> MapAccess<'de> for NodeMap<'_> {
     type Error = DeError;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, DeError> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, DeError> {
         for (key, value) in self.entries.by_ref() {
-            let poisoned = self.ctx.poisoned.contains(&key.id) || self.ctx.poisoned.contains(&value.id);
+            let poisoned =
+                self.ctx.poisoned.contains(&key.id) || self.ctx.poisoned.contains(&value.id);
             if poisoned || (self.skip_type && key.key_text() == "type") {
                 continue;
             }
             self.pending = Some((key, value));
             let de = NodeDe {
                 node: key,
-                path: self.path.key(&key.key_text()),
+                path: self.path.key(&key.key_text()).written(key),
                 ctx: self.ctx,
                 field: None,
                 skip_type: false,
@@ -594,7 +701,7 @@ impl<'de> MapAccess<'de> for NodeMap<'_> {
         };
         let de = NodeDe {
             node: value,
-            path: self.path.key(&key.key_text()),
+            path: self.path.key(&key.key_text()).written(value),
             ctx: self.ctx,
             field: self.fields.map(|fields| FieldCtx { fields, key }),
             skip_type: false,
@@ -613,7 +720,10 @@ impl<'de, 'a> EnumAccess<'de> for NodeEnum<'a> {
     type Error = DeError;
     type Variant = NodeVariant<'a>;
 
-    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, NodeVariant<'a>), DeError> {
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, NodeVariant<'a>), DeError> {
         let here = self.tag.locator();
         let value = seed.deserialize(self.tag).map_err(|e| here.locate(e))?;
         Ok((value, NodeVariant { body: self.body }))
@@ -652,7 +762,9 @@ impl<'de> VariantAccess<'de> for NodeVariant<'_> {
     ) -> Result<V::Value, DeError> {
         match self.body {
             Some(body) => body.deserialize_struct("", fields, visitor),
-            None => visitor.visit_map(de::value::MapDeserializer::new(std::iter::empty::<((), ())>())),
+            None => visitor.visit_map(de::value::MapDeserializer::new(
+                std::iter::empty::<((), ())>(),
+            )),
         }
     }
 }

@@ -31,11 +31,18 @@ fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<Con
                     for (offset, name, message) in undefined {
                         let origin = match &node.origin {
                             Origin::File { line, column } if !before.contains('\n') => {
-                                Origin::File { line: *line, column: column + offset as u64 }
+                                Origin::File {
+                                    line: *line,
+                                    column: column + offset as u64,
+                                }
                             }
                             o => o.clone(),
                         };
-                        errors.push(ConfigError::new(origin, path.clone(), ErrorKind::UndefinedVariable { name, message }));
+                        errors.push(ConfigError::new(
+                            origin,
+                            path.clone(),
+                            ErrorKind::UndefinedVariable { name, message },
+                        ));
                     }
                     node.value = Value::Str(before);
                 }
@@ -48,7 +55,11 @@ fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<Con
         }
         Value::Map(entries) => {
             for (key, value) in entries.iter_mut() {
-                let child = if path.is_empty() { key.key_text() } else { format!("{path}.{}", key.key_text()) };
+                let child = if path.is_empty() {
+                    key.key_text()
+                } else {
+                    format!("{path}.{}", key.key_text())
+                };
                 walk(value, child, lookup, errors);
             }
         }
@@ -60,7 +71,10 @@ fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<Con
 /// stays a string.
 pub(crate) fn retype(text: String) -> Value {
     match crate::node::parse_yaml(&text) {
-        Ok(parsed) if !matches!(parsed.root.value, Value::Seq(_) | Value::Map(_)) && !text.trim().is_empty() => {
+        Ok(parsed)
+            if !matches!(parsed.root.value, Value::Seq(_) | Value::Map(_))
+                && !text.trim().is_empty() =>
+        {
             match parsed.root.value {
                 Value::Str(_) => Value::Str(text),
                 other => other,
@@ -110,7 +124,11 @@ fn expand(s: &str, lookup: &Lookup<'_>) -> Result<String, Undefined> {
         rest = &rest[consumed..];
     }
     out.push_str(rest);
-    if undefined.is_empty() { Ok(out) } else { Err(undefined) }
+    if undefined.is_empty() {
+        Ok(out)
+    } else {
+        Err(undefined)
+    }
 }
 
 fn matching_brace(s: &str) -> Option<usize> {
@@ -131,10 +149,12 @@ fn resolve(body: &str, lookup: &Lookup<'_>) -> Result<String, (String, Option<St
     let split = body.find([':', '-', '?']).unwrap_or(body.len());
     let (name, op) = body.split_at(split);
     let value = lookup(name);
-    let nested = |text: &str| expand(text, lookup).map_err(|mut u| {
-        let (_, n, m) = u.remove(0);
-        (n, m)
-    });
+    let nested = |text: &str| {
+        expand(text, lookup).map_err(|mut u| {
+            let (_, n, m) = u.remove(0);
+            (n, m)
+        })
+    };
     if let Some(default) = op.strip_prefix(":-") {
         return match value {
             Some(v) if !v.is_empty() => Ok(v),
@@ -181,7 +201,13 @@ mod tests {
         assert_eq!(expand("${NOPE:-${HOST}}", &env).unwrap(), "db.local");
         assert_eq!(expand("$${HOST} $5", &env).unwrap(), "${HOST} $5");
         let err = expand("a ${X} b ${Y:?set Y please}", &env).unwrap_err();
-        assert_eq!(err, vec![(2, "X".into(), None), (9, "Y".into(), Some("set Y please".into()))]);
+        assert_eq!(
+            err,
+            vec![
+                (2, "X".into(), None),
+                (9, "Y".into(), Some("set Y please".into()))
+            ]
+        );
     }
 
     #[test]

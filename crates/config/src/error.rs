@@ -61,7 +61,11 @@ pub enum ErrorKind {
 impl ConfigError {
     /// A new error.
     pub fn new(origin: Origin, path: impl Into<String>, kind: ErrorKind) -> Self {
-        ConfigError { origin, path: path.into(), kind }
+        ConfigError {
+            origin,
+            path: path.into(),
+            kind,
+        }
     }
 
     fn sort_key(&self) -> (u8, u64, u64) {
@@ -90,19 +94,32 @@ impl fmt::Display for ConfigError {
             ErrorKind::Io(m) => write!(f, "Cannot read the file: {m}"),
             ErrorKind::Syntax(m) => write!(f, "Malformed configuration: {m}"),
             ErrorKind::DuplicateKey { key, first } => {
-                write!(f, "Duplicate key at: {path}; {key:?} is already set at {first}")
+                write!(
+                    f,
+                    "Duplicate key at: {path}; {key:?} is already set at {first}"
+                )
             }
             ErrorKind::UnknownField { suggestions: s } => {
                 write!(f, "Unrecognized field at: {path}")?;
                 suggestions(f, s)
             }
-            ErrorKind::IncorrectType { found, expected, suggestions: s } => {
-                write!(f, "Incorrect type of value at: {path}; is of type: {found}, expected: {expected}")?;
+            ErrorKind::IncorrectType {
+                found,
+                expected,
+                suggestions: s,
+            } => {
+                write!(
+                    f,
+                    "Incorrect type of value at: {path}; is of type: {found}, expected: {expected}"
+                )?;
                 suggestions(f, s)
             }
             ErrorKind::MissingField => write!(f, "Missing required field at: {path}"),
             ErrorKind::UndefinedVariable { name, message } => {
-                write!(f, "Undefined environment variable at: {path}; ${{{name}}} is not set")?;
+                write!(
+                    f,
+                    "Undefined environment variable at: {path}; ${{{name}}} is not set"
+                )?;
                 match message {
                     Some(m) if !m.is_empty() => write!(f, ": {m}"),
                     _ => Ok(()),
@@ -129,13 +146,20 @@ impl Report {
     pub fn new(source: impl Into<String>, mut errors: Vec<ConfigError>) -> Self {
         errors.sort_by_key(ConfigError::sort_key);
         errors.dedup();
-        Report { file: source.into(), errors }
+        Report {
+            file: source.into(),
+            errors,
+        }
     }
 }
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = if self.errors.len() == 1 { "error" } else { "errors" };
+        let what = if self.errors.len() == 1 {
+            "error"
+        } else {
+            "errors"
+        };
         write!(f, "{} has the following {what}:", self.file)?;
         for e in &self.errors {
             match &e.origin {

@@ -20,9 +20,9 @@ pub use loader::{Loader, Transform};
 pub use node::{Node, Origin, Value};
 pub use section::serialize_tagged;
 pub use suggest::did_you_mean;
-pub use values::{Duration, Level, Size};
 /// The names [`Level`] accepts, for listing in messages.
 pub use values::level::LEVEL_NAMES;
+pub use values::{Duration, Level, Size};
 
 /// Re-exported so that configuration types can derive `Validate` without a direct dependency.
 pub use garde;

@@ -71,9 +71,18 @@ impl<'a> Loader<'a> {
         let path = path.as_ref();
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Report::new(&name, vec![ConfigError::new(Origin::Synthetic, "", ErrorKind::Io(e.to_string()))])
+            Report::new(
+                &name,
+                vec![ConfigError::new(
+                    Origin::Synthetic,
+                    "",
+                    ErrorKind::Io(e.to_string()),
+                )],
+            )
         })?;
-        let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
         self.load(&name, &text, json)
     }
 
@@ -96,13 +105,28 @@ impl<'a> Loader<'a> {
     /// The tree, and the errors found while building it that do not stop the load
     /// (repeated keys, undefined variables, bad overrides): the user gets those together
     /// with the type errors in one report. Only unreadable text stops here.
-    fn build_tree(&self, source: &str, text: &str, json: bool) -> Result<(Node, Vec<ConfigError>), Report> {
+    fn build_tree(
+        &self,
+        source: &str,
+        text: &str,
+        json: bool,
+    ) -> Result<(Node, Vec<ConfigError>), Report> {
         if json {
             if let Err(e) = serde_json::from_str::<serde_json::Value>(text) {
-                let origin = Origin::File { line: e.line() as u64, column: e.column() as u64 };
+                let origin = Origin::File {
+                    line: e.line() as u64,
+                    column: e.column() as u64,
+                };
                 let message = e.to_string();
-                let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
-                return Err(Report::new(source, vec![ConfigError::new(origin, "", ErrorKind::Syntax(message))]));
+                let message = message
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or(&message)
+                    .to_owned();
+                return Err(Report::new(
+                    source,
+                    vec![ConfigError::new(origin, "", ErrorKind::Syntax(message))],
+                ));
             }
         }
         let parsed = parse_yaml(text).map_err(|e| Report::new(source, vec![syntax_error(&e)]))?;
@@ -111,7 +135,14 @@ impl<'a> Loader<'a> {
             .duplicates
             .into_iter()
             .map(|dup| {
-                ConfigError::new(dup.again, dup.key.clone(), ErrorKind::DuplicateKey { key: dup.key, first: dup.first })
+                ConfigError::new(
+                    dup.again,
+                    dup.key.clone(),
+                    ErrorKind::DuplicateKey {
+                        key: dup.key,
+                        first: dup.first,
+                    },
+                )
             })
             .collect();
         if self.substitute {
@@ -134,23 +165,24 @@ impl<'a> Loader<'a> {
         T: DeserializeOwned + garde::Validate<Context = ()>,
     {
         let (root, mut errors) = self.build_tree(source, text, json)?;
-        match deserialize_all::<T>(&root) {
-            Ok(value) if errors.is_empty() => match value.validate() {
-                Ok(()) => Ok(value),
-                Err(report) => Err(Report::new(source, validation_errors(&root, &report))),
-            },
-            Ok(_) => Err(Report::new(source, errors)),
-            Err(more) => {
-                errors.extend(more);
-                Err(Report::new(source, errors))
-            }
+        let (value, more) = deserialize_all::<T>(&root);
+        errors.extend(more);
+        if let Some(Err(report)) = value.as_ref().map(garde::Validate::validate) {
+            errors.extend(validation_errors(&root, &report));
+        }
+        match value {
+            Some(value) if errors.is_empty() => Ok(value),
+            _ => Err(Report::new(source, errors)),
         }
     }
 }
 
 fn syntax_error(e: &serde_saphyr::Error) -> ConfigError {
     let origin = match e.location() {
-        Some(loc) if loc.line() > 0 => Origin::File { line: loc.line(), column: loc.column() },
+        Some(loc) if loc.line() > 0 => Origin::File {
+            line: loc.line(),
+            column: loc.column(),
+        },
         _ => Origin::Synthetic,
     };
     let message = e.to_string();

@@ -49,6 +49,10 @@ pub struct Node {
     pub value: Value,
     /// Where it was written.
     pub origin: Origin,
+    /// The path where the user wrote this node, when a transform moved it elsewhere (e.g.
+    /// `http.port` for a 0.6 layout migrated to `server.applicationConnectors[0].port`), so
+    /// errors name what the user wrote.
+    pub written_at: Option<String>,
     /// Unique within one loaded tree; lets the deserializer mark a node as already
     /// reported so that it is skipped on the next pass.
     pub(crate) id: u32,
@@ -78,7 +82,33 @@ pub enum Value {
 impl Node {
     /// A node that no file position describes.
     pub fn synthetic(value: Value) -> Node {
-        Node { value, origin: Origin::Synthetic, id: 0 }
+        Node {
+            value,
+            origin: Origin::Synthetic,
+            written_at: None,
+            id: 0,
+        }
+    }
+
+    /// A synthetic string node, e.g. a `type:` a migration adds.
+    pub fn string(s: impl Into<String>) -> Node {
+        Node::synthetic(Value::Str(s.into()))
+    }
+
+    /// A synthetic mapping node of the given entries, keys as strings.
+    pub fn map(entries: impl IntoIterator<Item = (String, Node)>) -> Node {
+        Node::synthetic(Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Node::string(k), v))
+                .collect(),
+        ))
+    }
+
+    /// Records that this node was written at `path` before a transform moved it.
+    pub fn moved_from(mut self, path: impl Into<String>) -> Node {
+        self.written_at.get_or_insert_with(|| path.into());
+        self
     }
 
     /// The scalar as a key string (mapping keys are usually strings; numbers are spelled).
@@ -98,7 +128,10 @@ impl Node {
     /// The value of `key` when this is a mapping.
     pub fn get(&self, key: &str) -> Option<&Node> {
         match &self.value {
-            Value::Map(entries) => entries.iter().find(|(k, _)| k.key_text() == key).map(|(_, v)| v),
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.key_text() == key)
+                .map(|(_, v)| v),
             _ => None,
         }
     }
@@ -106,9 +139,10 @@ impl Node {
     /// The value of `key` when this is a mapping, mutably.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
         match &mut self.value {
-            Value::Map(entries) => {
-                entries.iter_mut().find(|(k, _)| k.key_text() == key).map(|(_, v)| v)
-            }
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(k, _)| k.key_text() == key)
+                .map(|(_, v)| v),
             _ => None,
         }
     }
@@ -174,7 +208,10 @@ fn origin_of<T>(s: &Spanned<T>) -> Origin {
     if loc.line() == 0 {
         Origin::Synthetic
     } else {
-        Origin::File { line: loc.line(), column: loc.column() }
+        Origin::File {
+            line: loc.line(),
+            column: loc.column(),
+        }
     }
 }
 
@@ -214,7 +251,11 @@ impl<'de> Visitor<'de> for RawVisitor {
         Ok(Self::scalar(Value::UInt(v)))
     }
     fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
-        Ok(Self::scalar(if v >= 0 { Value::UInt(v as u64) } else { Value::Int(v) }))
+        Ok(Self::scalar(if v >= 0 {
+            Value::UInt(v as u64)
+        } else {
+            Value::Int(v)
+        }))
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Raw, E> {
         u64::try_from(v)
@@ -237,7 +278,9 @@ impl<'de> Visitor<'de> for RawVisitor {
         Ok(Self::scalar(Value::Str(v)))
     }
     fn visit_bytes<E>(self, v: &[u8]) -> Result<Raw, E> {
-        Ok(Self::scalar(Value::Str(String::from_utf8_lossy(v).into_owned())))
+        Ok(Self::scalar(Value::Str(
+            String::from_utf8_lossy(v).into_owned(),
+        )))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
         let mut items = Vec::new();
@@ -298,7 +341,10 @@ pub(crate) fn parse_yaml(text: &str) -> Result<Parsed, serde_saphyr::Error> {
         with_snippet: false,
     };
     if text.trim().is_empty() || only_comments(text) {
-        return Ok(Parsed { root: Node::synthetic(Value::Map(Vec::new())), duplicates: Vec::new() });
+        return Ok(Parsed {
+            root: Node::synthetic(Value::Map(Vec::new())),
+            duplicates: Vec::new(),
+        });
     }
     let spanned: Spanned<Raw> = serde_saphyr::from_str_with_options(text, options)?;
     let origin = origin_of(&spanned);
@@ -322,12 +368,21 @@ mod tests {
     fn positions_survive_nesting() {
         let p = parse_yaml("a:\n  b: 1\n  c: [x, 2]\nd:\n").unwrap();
         let a = p.root.get("a").unwrap();
-        assert_eq!(a.get("b").unwrap().origin, Origin::File { line: 2, column: 6 });
+        assert_eq!(
+            a.get("b").unwrap().origin,
+            Origin::File { line: 2, column: 6 }
+        );
         let c = a.get("c").unwrap();
         match &c.value {
             Value::Seq(items) => {
                 assert_eq!(items[1].value, Value::UInt(2));
-                assert_eq!(items[1].origin, Origin::File { line: 3, column: 10 });
+                assert_eq!(
+                    items[1].origin,
+                    Origin::File {
+                        line: 3,
+                        column: 10
+                    }
+                );
             }
             other => panic!("{other:?}"),
         }

@@ -27,7 +27,10 @@ fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
             '[' => {
                 chars.next();
                 let digits: String = chars.by_ref().take_while(|&c| c != ']').collect();
-                let i = digits.trim().parse().map_err(|_| format!("{digits:?} is not a list index"))?;
+                let i = digits
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("{digits:?} is not a list index"))?;
                 segs.push(Seg::Index(i));
                 expect_key = false;
             }
@@ -75,12 +78,17 @@ fn set_origin(node: &mut Node, origin: &Origin) {
 
 /// Applies the `index`-th (1-based) override `text` to `root`.
 pub(crate) fn apply(root: &mut Node, index: usize, text: &str) -> Result<(), ConfigError> {
-    let origin = Origin::Override { index, text: text.to_owned() };
-    let fail = |path: &str, m: String| ConfigError::new(origin.clone(), path, ErrorKind::BadOverride(m));
+    let origin = Origin::Override {
+        index,
+        text: text.to_owned(),
+    };
+    let fail =
+        |path: &str, m: String| ConfigError::new(origin.clone(), path, ErrorKind::BadOverride(m));
     let Some((path, value)) = text.split_once('=') else {
         return Err(fail("", format!("{text:?} is not of the form path=value")));
     };
-    let segs = parse_path(path.trim()).map_err(|m| fail(path, format!("bad path {path:?}: {m}")))?;
+    let segs =
+        parse_path(path.trim()).map_err(|m| fail(path, format!("bad path {path:?}: {m}")))?;
     let mut new = if value.trim().is_empty() {
         Node::synthetic(Value::Null)
     } else {
@@ -102,7 +110,11 @@ pub(crate) fn apply(root: &mut Node, index: usize, text: &str) -> Result<(), Con
         let description = here.describe();
         here = match (seg, &mut here.value) {
             (Seg::Key(k), Value::Map(entries)) => {
-                walked = if walked.is_empty() { k.clone() } else { format!("{walked}.{k}") };
+                walked = if walked.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{walked}.{k}")
+                };
                 let at = match entries.iter().position(|(key, _)| key.key_text() == *k) {
                     Some(at) => at,
                     None => {
@@ -123,15 +135,30 @@ pub(crate) fn apply(root: &mut Node, index: usize, text: &str) -> Result<(), Con
                     value.origin = origin.clone();
                     items.push(value);
                 } else if *i > items.len() {
-                    return Err(fail(&walked, format!("index {i} is past the end of a list of {} items", items.len())));
+                    return Err(fail(
+                        &walked,
+                        format!(
+                            "index {i} is past the end of a list of {} items",
+                            items.len()
+                        ),
+                    ));
                 }
                 &mut items[*i]
             }
             (Seg::Key(k), _) => {
-                return Err(fail(&walked, format!("{walked} is {}, so it has no field {k:?}", description)));
+                return Err(fail(
+                    &walked,
+                    format!("{walked} is {}, so it has no field {k:?}", description),
+                ));
             }
             (Seg::Index(i), _) => {
-                return Err(fail(&walked, format!("{walked} is {}, not a list, so it has no index {i}", description)));
+                return Err(fail(
+                    &walked,
+                    format!(
+                        "{walked} is {}, not a list, so it has no index {i}",
+                        description
+                    ),
+                ));
             }
         };
     }
@@ -148,7 +175,13 @@ mod tests {
     fn paths() {
         assert_eq!(
             parse_path(r#"a.b[2]."x.y".c"#).unwrap(),
-            vec![Seg::Key("a".into()), Seg::Key("b".into()), Seg::Index(2), Seg::Key("x.y".into()), Seg::Key("c".into())]
+            vec![
+                Seg::Key("a".into()),
+                Seg::Key("b".into()),
+                Seg::Index(2),
+                Seg::Key("x.y".into()),
+                Seg::Key("c".into())
+            ]
         );
         assert!(parse_path("a.").is_err());
         assert!(parse_path("a[x]").is_err());
@@ -157,15 +190,35 @@ mod tests {
 
     #[test]
     fn sets_nested_values_typed_as_yaml() {
-        let mut root = parse_yaml("server:\n  applicationConnectors:\n    - type: http\n      port: 8080\n").unwrap().root;
+        let mut root =
+            parse_yaml("server:\n  applicationConnectors:\n    - type: http\n      port: 8080\n")
+                .unwrap()
+                .root;
         apply(&mut root, 1, "server.applicationConnectors[0].port=9090").unwrap();
         apply(&mut root, 2, "logging.level=WARN").unwrap();
-        apply(&mut root, 3, "server.applicationConnectors[1].port=\"9091\"").unwrap();
-        let port = root.get("server").unwrap().get("applicationConnectors").unwrap();
-        let Value::Seq(items) = &port.value else { panic!() };
+        apply(
+            &mut root,
+            3,
+            "server.applicationConnectors[1].port=\"9091\"",
+        )
+        .unwrap();
+        let port = root
+            .get("server")
+            .unwrap()
+            .get("applicationConnectors")
+            .unwrap();
+        let Value::Seq(items) = &port.value else {
+            panic!()
+        };
         assert_eq!(items[0].get("port").unwrap().value, Value::UInt(9090));
-        assert_eq!(items[1].get("port").unwrap().value, Value::Str("9091".into()));
-        assert_eq!(root.get("logging").unwrap().get("level").unwrap().value, Value::Str("WARN".into()));
+        assert_eq!(
+            items[1].get("port").unwrap().value,
+            Value::Str("9091".into())
+        );
+        assert_eq!(
+            root.get("logging").unwrap().get("level").unwrap().value,
+            Value::Str("WARN".into())
+        );
         assert!(apply(&mut root, 4, "server.applicationConnectors[5].port=1").is_err());
         assert!(apply(&mut root, 5, "logging.level.x=1").is_err());
         assert!(apply(&mut root, 6, "novalue").is_err());

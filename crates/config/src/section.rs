@@ -27,12 +27,12 @@ macro_rules! section {
         pub struct $name:ident {
             $( $(#[$fmeta:meta])* $field:ident : $ty:ty = $default:expr ),* $(,)?
         }
-        $( with $common:ident )?
+        $( with $($common:tt)+ )?
     ) => {
-        $crate::section!(@emit [$(#[$meta])*] $name [$( [$(#[$fmeta])* $field : $ty = $default] )*] $( $common )?);
+        $crate::section!(@emit [$(#[$meta])*] $name [$( [$(#[$fmeta])* $field : $ty = $default] )*] $( $($common)+ )?);
     };
-    (@emit [$($meta:tt)*] $name:ident [$($fields:tt)*] $common:ident) => {
-        $common! { @fields $crate::section; [$($meta)*] $name [$($fields)*] }
+    (@emit [$($meta:tt)*] $name:ident [$($fields:tt)*] $($common:tt)+) => {
+        $($common)+! { @fields $crate::section; [$($meta)*] $name [$($fields)*] }
     };
     (@emit [$($meta:tt)*] $name:ident [$( [$(#[$fmeta:meta])* $field:ident : $ty:ty = $default:expr] )*]) => {
         $($meta)*

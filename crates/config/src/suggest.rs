@@ -14,7 +14,11 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
         .collect();
     scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(5).map(|(_, c)| c.to_owned()).collect()
+    scored
+        .into_iter()
+        .take(5)
+        .map(|(_, c)| c.to_owned())
+        .collect()
 }
 
 #[cfg(test)]
@@ -23,8 +27,16 @@ mod tests {
 
     #[test]
     fn ranks_by_distance() {
-        let c = ["maxThreads", "minThreads", "maxQueuedRequests", "idleTimeout"];
-        assert_eq!(did_you_mean("maxThread", c), vec!["maxThreads", "minThreads"]);
+        let c = [
+            "maxThreads",
+            "minThreads",
+            "maxQueuedRequests",
+            "idleTimeout",
+        ];
+        assert_eq!(
+            did_you_mean("maxThread", c),
+            vec!["maxThreads", "minThreads"]
+        );
         assert!(did_you_mean("zzzzzz", c).is_empty());
     }
 }

@@ -10,7 +10,10 @@ use crate::error::{ConfigError, ErrorKind};
 use crate::node::{Node, Origin, Value};
 
 fn normalize(s: &str) -> String {
-    s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+    s.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 fn camel(s: &str) -> String {
@@ -54,7 +57,9 @@ pub(crate) fn validation_errors(root: &Node, report: &garde::Report) -> Vec<Conf
                                 .find(|(k, _)| normalize(&k.key_text()) == normalize(component)),
                             _ => None,
                         };
-                        let name = found.map(|(k, _)| k.key_text()).unwrap_or_else(|| camel(component));
+                        let name = found
+                            .map(|(k, _)| k.key_text())
+                            .unwrap_or_else(|| camel(component));
                         if !shown.is_empty() {
                             shown.push('.');
                         }
@@ -64,12 +69,19 @@ pub(crate) fn validation_errors(root: &Node, report: &garde::Report) -> Vec<Conf
                     garde::error::Kind::None => {}
                 }
                 if let Some(n) = node {
+                    if let Some(written) = &n.written_at {
+                        shown = written.clone();
+                    }
                     if !matches!(n.origin, Origin::Synthetic) {
                         origin = n.origin.clone();
                     }
                 }
             }
-            ConfigError::new(origin, shown, ErrorKind::Invalid(error.message().to_owned()))
+            ConfigError::new(
+                origin,
+                shown,
+                ErrorKind::Invalid(error.message().to_owned()),
+            )
         })
         .collect()
 }

@@ -42,7 +42,11 @@ pub struct LoggerConfig {
 impl LoggerConfig {
     /// A logger that only sets a level.
     pub fn level(level: Level) -> Self {
-        LoggerConfig { level, additive: true, appenders: Vec::new() }
+        LoggerConfig {
+            level,
+            additive: true,
+            appenders: Vec::new(),
+        }
     }
 }
 
@@ -74,7 +78,11 @@ impl<'de> Deserialize<'de> for LoggerConfig {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LoggerConfig, A::Error> {
                 let s = LoggerSettings::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(LoggerConfig { level: s.level, additive: s.additive, appenders: s.appenders })
+                Ok(LoggerConfig {
+                    level: s.level,
+                    additive: s.additive,
+                    appenders: s.appenders,
+                })
             }
         }
         d.deserialize_any(V)
@@ -86,8 +94,12 @@ impl Serialize for LoggerConfig {
         if self.additive && self.appenders.is_empty() {
             self.level.serialize(s)
         } else {
-            LoggerSettings { level: self.level, additive: self.additive, appenders: self.appenders.clone() }
-                .serialize(s)
+            LoggerSettings {
+                level: self.level,
+                additive: self.additive,
+                appenders: self.appenders.clone(),
+            }
+            .serialize(s)
         }
     }
 }
@@ -312,13 +324,21 @@ pub enum AppenderFactory {
 impl garde::Validate for AppenderFactory {
     type Context = ();
 
-    fn validate_into(&self, ctx: &(), parent: &mut dyn FnMut() -> garde::Path, report: &mut garde::Report) {
+    fn validate_into(
+        &self,
+        ctx: &(),
+        parent: &mut dyn FnMut() -> garde::Path,
+        report: &mut garde::Report,
+    ) {
         match self {
             AppenderFactory::Console(a) => a.validate_into(ctx, parent, report),
             AppenderFactory::File(a) => {
                 a.validate_into(ctx, parent, report);
                 if let Some(message) = a.cross_field_rules() {
-                    report.append(parent().join("archived_log_filename_pattern"), garde::Error::new(message));
+                    report.append(
+                        parent().join("archived_log_filename_pattern"),
+                        garde::Error::new(message),
+                    );
                 }
             }
             AppenderFactory::Syslog(a) => a.validate_into(ctx, parent, report),

@@ -10,11 +10,31 @@ const NANOS: &[(&str, &[&str], u128)] = &[
     // (display symbol, accepted spellings, nanoseconds)
     ("d", &["d", "day", "days"], 86_400_000_000_000),
     ("h", &["h", "hour", "hours"], 3_600_000_000_000),
-    ("m", &["m", "min", "mins", "minute", "minutes"], 60_000_000_000),
-    ("s", &["s", "sec", "secs", "second", "seconds"], 1_000_000_000),
-    ("ms", &["ms", "milli", "millis", "millisecond", "milliseconds"], 1_000_000),
-    ("us", &["us", "µs", "micro", "micros", "microsecond", "microseconds"], 1_000),
-    ("ns", &["ns", "nano", "nanos", "nanosecond", "nanoseconds"], 1),
+    (
+        "m",
+        &["m", "min", "mins", "minute", "minutes"],
+        60_000_000_000,
+    ),
+    (
+        "s",
+        &["s", "sec", "secs", "second", "seconds"],
+        1_000_000_000,
+    ),
+    (
+        "ms",
+        &["ms", "milli", "millis", "millisecond", "milliseconds"],
+        1_000_000,
+    ),
+    (
+        "us",
+        &["us", "µs", "micro", "micros", "microsecond", "microseconds"],
+        1_000,
+    ),
+    (
+        "ns",
+        &["ns", "nano", "nanos", "nanosecond", "nanoseconds"],
+        1,
+    ),
 ];
 
 impl Duration {
@@ -44,7 +64,10 @@ impl From<std::time::Duration> for Duration {
 
 fn from_nanos(n: u128) -> Option<Duration> {
     let secs = u64::try_from(n / 1_000_000_000).ok()?;
-    Some(Duration(std::time::Duration::new(secs, (n % 1_000_000_000) as u32)))
+    Some(Duration(std::time::Duration::new(
+        secs,
+        (n % 1_000_000_000) as u32,
+    )))
 }
 
 /// ISO-8601 `PnDTnHnMnS` (no years or months: their length is not fixed).
@@ -77,7 +100,9 @@ fn parse_iso(s: &str) -> Option<Duration> {
         }
         parse(time, &[('H', 3600.0), ('M', 60.0), ('S', 1.0)])?;
     }
-    (any && total.is_finite() && total < 1e15).then(|| from_nanos((total * 1e9).round() as u128)).flatten()
+    (any && total.is_finite() && total < 1e15)
+        .then(|| from_nanos((total * 1e9).round() as u128))
+        .flatten()
 }
 
 impl FromStr for Duration {
@@ -90,13 +115,17 @@ impl FromStr for Duration {
         }
         let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
         let (digits, unit) = s.split_at(split);
-        let n: u128 = digits.parse().map_err(|_| format!("{s:?} does not start with a number"))?;
+        let n: u128 = digits
+            .parse()
+            .map_err(|_| format!("{s:?} does not start with a number"))?;
         let unit = unit.trim();
         let (_, _, nanos) = NANOS
             .iter()
             .find(|(_, names, _)| names.iter().any(|x| x.eq_ignore_ascii_case(unit)))
             .ok_or_else(|| format!("{s:?} needs a unit such as ms, s, minutes"))?;
-        n.checked_mul(*nanos).and_then(from_nanos).ok_or_else(|| format!("{s:?} is too long"))
+        n.checked_mul(*nanos)
+            .and_then(from_nanos)
+            .ok_or_else(|| format!("{s:?} is too long"))
     }
 }
 
@@ -130,7 +159,11 @@ mod tests {
             ("10 seconds", 10_000),
             ("2h", 7_200_000),
         ] {
-            assert_eq!(text.parse::<Duration>(), Ok(Duration::milliseconds(ms)), "{text}");
+            assert_eq!(
+                text.parse::<Duration>(),
+                Ok(Duration::milliseconds(ms)),
+                "{text}"
+            );
         }
         for bad in ["30", "10 parsecs", "PT", "P", "PTXM", "-1s", ""] {
             assert!(bad.parse::<Duration>().is_err(), "{bad}");

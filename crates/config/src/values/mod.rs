@@ -21,9 +21,8 @@ macro_rules! text_value {
                         f.write_str($expected)
                     }
                     fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<$ty, E> {
-                        s.parse::<$ty>().map_err(|_| {
-                            E::invalid_value(serde::de::Unexpected::Str(s), &self)
-                        })
+                        s.parse::<$ty>()
+                            .map_err(|_| E::invalid_value(serde::de::Unexpected::Str(s), &self))
                     }
                 }
                 d.deserialize_str(V)

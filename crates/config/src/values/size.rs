@@ -48,7 +48,9 @@ impl FromStr for Size {
         let s = s.trim();
         let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
         let (digits, unit) = s.split_at(split);
-        let n: u64 = digits.parse().map_err(|_| format!("{s:?} does not start with a number"))?;
+        let n: u64 = digits
+            .parse()
+            .map_err(|_| format!("{s:?} does not start with a number"))?;
         let unit = unit.trim();
         if unit.is_empty() {
             return Ok(Size(n));
@@ -56,11 +58,14 @@ impl FromStr for Size {
         let short = |sym: &str| {
             // `K`, `M`... are accepted for `KB`, `MB`...
             let lower = unit.to_ascii_lowercase();
-            lower == sym.to_ascii_lowercase() || (sym.len() == 2 && lower == sym[..1].to_ascii_lowercase())
+            lower == sym.to_ascii_lowercase()
+                || (sym.len() == 2 && lower == sym[..1].to_ascii_lowercase())
         };
         UNITS
             .iter()
-            .find(|(sym, one, many, _)| short(sym) || unit.eq_ignore_ascii_case(one) || unit.eq_ignore_ascii_case(many))
+            .find(|(sym, one, many, _)| {
+                short(sym) || unit.eq_ignore_ascii_case(one) || unit.eq_ignore_ascii_case(many)
+            })
             .and_then(|(_, _, _, m)| n.checked_mul(*m))
             .map(Size)
             .ok_or_else(|| format!("unknown size unit {unit:?}"))

@@ -1,0 +1,167 @@
+//! The configuration model: the sections every ferrowizard application has (`server`,
+//! `logging`, `metrics`, `admin`), and the way an application adds its own.
+//!
+//! An application declares its configuration with [`configuration!`](crate::configuration),
+//! the Rust form of subclassing DropWizard's `Configuration`: the framework's sections are
+//! added to the application's own fields.
+
+mod legacy;
+pub mod server;
+
+use std::path::Path;
+
+use ferrowizard_config::section;
+pub use ferrowizard_config::{Duration, Level, Loader, Report, Size};
+pub use ferrowizard_logging::config::LoggingFactory;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+pub use server::ServerFactory;
+
+section! {
+    /// `metrics:`: how often metrics are sampled and reported.
+    pub struct MetricsFactory {
+        /// The reporting interval.
+        frequency: Duration = Duration::minutes(1),
+        /// Report once more when the service stops.
+        report_on_stop: bool = false,
+    }
+}
+
+section! {
+    /// `admin:`: the admin interface's health checks and tasks.
+    pub struct AdminFactory {
+        /// Health checks.
+        #[garde(dive)]
+        health_checks: HealthChecksFactory = HealthChecksFactory::default(),
+        /// Tasks.
+        tasks: TasksFactory = TasksFactory::default(),
+    }
+}
+
+section! {
+    /// `admin.healthChecks:`.
+    pub struct HealthChecksFactory {
+        /// Serve `/healthcheck`.
+        servlet_enabled: bool = true,
+        /// A check that has not answered within this time is unhealthy.
+        #[garde(custom(positive_duration))]
+        timeout: Duration = Duration::seconds(5),
+    }
+}
+
+fn positive_duration(d: &Duration, _: &()) -> garde::Result {
+    if d.get().is_zero() {
+        Err(garde::Error::new("must be longer than 0"))
+    } else {
+        Ok(())
+    }
+}
+
+section! {
+    /// `admin.tasks:`.
+    pub struct TasksFactory {
+        /// Include the stack trace in a failed task's reply.
+        print_stack_trace_on_error: bool = false,
+    }
+}
+
+/// Declares the framework's fields, for [`configuration!`](crate::configuration).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __framework_fields {
+    (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
+        $crate::__private::section!(@emit [$($meta)*] $name [
+            [
+                /// `server:`: connectors, limits, request log.
+                #[garde(dive)]
+                server: $crate::config::ServerFactory = Default::default()
+            ]
+            [
+                /// `logging:`: levels and appenders.
+                #[garde(dive)]
+                logging: $crate::config::LoggingFactory = Default::default()
+            ]
+            [
+                /// `metrics:`.
+                metrics: $crate::config::MetricsFactory = Default::default()
+            ]
+            [
+                /// `admin:`: health checks and tasks.
+                #[garde(dive)]
+                admin: $crate::config::AdminFactory = Default::default()
+            ]
+            $($fields)*
+        ]);
+        impl $crate::config::Configuration for $name {
+            fn server(&self) -> &$crate::config::ServerFactory { &self.server }
+            fn logging(&self) -> &$crate::config::LoggingFactory { &self.logging }
+            fn metrics(&self) -> &$crate::config::MetricsFactory { &self.metrics }
+            fn admin(&self) -> &$crate::config::AdminFactory { &self.admin }
+        }
+    };
+}
+
+/// Declares an application's configuration: its own fields (each with its default) plus
+/// ferrowizard's `server`, `logging`, `metrics` and `admin` sections.
+///
+/// ```
+/// ferrowizard::configuration! {
+///     /// The service's configuration.
+///     pub struct MyConfig {
+///         /// Greeting sent by `/hello`.
+///         greeting: String = "hello".to_owned(),
+///     }
+/// }
+/// let config: MyConfig = ferrowizard::config::load_str("config.yaml", "greeting: hi\n", &[]).unwrap();
+/// assert_eq!(config.greeting, "hi");
+/// ```
+#[macro_export]
+macro_rules! configuration {
+    ($($body:tt)*) => {
+        $crate::__private::section! { $($body)* with $crate::__framework_fields }
+    };
+}
+
+/// What ferrowizard needs from an application's configuration.
+pub trait Configuration: Serialize + DeserializeOwned + garde::Validate<Context = ()> {
+    /// `server:`.
+    fn server(&self) -> &ServerFactory;
+    /// `logging:`.
+    fn logging(&self) -> &LoggingFactory;
+    /// `metrics:`.
+    fn metrics(&self) -> &MetricsFactory;
+    /// `admin:`.
+    fn admin(&self) -> &AdminFactory;
+}
+
+configuration! {
+    /// A configuration with only ferrowizard's sections.
+    pub struct FrameworkConfiguration {}
+}
+
+/// A loader with ferrowizard's tree transforms (the DropWizard 0.6 layout, `server.type`
+/// defaulting to `default`) and the given `--set` overrides.
+pub fn loader(overrides: &[String]) -> Loader<'static> {
+    Loader::new()
+        .overrides(overrides.to_vec())
+        .transform(legacy::normalize)
+}
+
+/// Loads and validates an application's configuration file.
+pub fn load<C: Configuration>(path: impl AsRef<Path>, overrides: &[String]) -> Result<C, Report> {
+    loader(overrides).load_file(path)
+}
+
+/// Loads and validates configuration text; `source` names it in errors.
+pub fn load_str<C: Configuration>(
+    source: &str,
+    text: &str,
+    overrides: &[String],
+) -> Result<C, Report> {
+    loader(overrides).load_str(source, text)
+}
+
+/// The effective configuration as YAML, every default filled in.
+pub fn dump<C: Configuration>(config: &C) -> Result<String, serde_saphyr::SerializeError> {
+    serde_saphyr::to_string(config)
+}

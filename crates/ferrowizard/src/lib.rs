@@ -1,0 +1,16 @@
+//! ferrowizard: DropWizard-style production HTTP services in Rust.
+//!
+//! One YAML file configures the server, logging, metrics and the admin interface; every
+//! application gets the `check` command (and, with the server, `server`) for free.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod config;
+
+pub use cli::{Application, run};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use ferrowizard_config::section;
+}
