@@ -158,6 +158,9 @@ impl de::Error for DeError {
     }
 }
 
+/// The ids of the nodes poisoned by the passes, i.e. left out of the returned value.
+pub(crate) type Poisoned = HashSet<u32>;
+
 /// State shared by every pass: what is poisoned, and the errors that do not stop a pass.
 #[derive(Default)]
 struct Ctx {
@@ -170,7 +173,9 @@ struct Ctx {
 /// Deserializes `T` from `root`, collecting every error. The value is that of the last
 /// pass, with every poisoned node left out (so defaulted), so that it can still be validated
 /// and those errors reported too; it is `None` only when no pass succeeded.
-pub(crate) fn deserialize_all<T: DeserializeOwned>(root: &Node) -> (Option<T>, Vec<ConfigError>) {
+pub(crate) fn deserialize_all<T: DeserializeOwned>(
+    root: &Node,
+) -> (Option<T>, Vec<ConfigError>, Poisoned) {
     let mut ctx = Ctx::default();
     let mut errors = Vec::new();
     for _ in 0..MAX_PASSES {
@@ -184,7 +189,7 @@ pub(crate) fn deserialize_all<T: DeserializeOwned>(root: &Node) -> (Option<T>, V
         match T::deserialize(de) {
             Ok(value) => {
                 errors.extend(ctx.soft.into_inner().into_values());
-                return (Some(value), errors);
+                return (Some(value), errors, ctx.poisoned);
             }
             Err(e) => {
                 let loc = e.at.clone().map(|b| *b).unwrap_or_else(|| Loc {
@@ -203,7 +208,7 @@ pub(crate) fn deserialize_all<T: DeserializeOwned>(root: &Node) -> (Option<T>, V
         }
     }
     errors.extend(ctx.soft.into_inner().into_values());
-    (None, errors)
+    (None, errors, ctx.poisoned)
 }
 
 /// Translates a located serde error into a report line; `None` when it only echoes an error
@@ -335,6 +340,17 @@ impl<'a> NodeDe<'a> {
             Value::Str(s) => visitor.visit_str(s),
             Value::Seq(_) => visitor.visit_seq(self.seq_access()),
             Value::Map(_) => visitor.visit_map(self.map_access(None)),
+        }
+    }
+
+    /// A type error for this node.
+    fn expected(&self, expected: &str) -> DeError {
+        DeError {
+            kind: DeKind::Invalid {
+                unexpected: self.node.describe(),
+                expected: expected.to_owned(),
+            },
+            at: None,
         }
     }
 
@@ -547,7 +563,8 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
         match &self.node.value {
             // A section written with nothing under it takes all its defaults.
             Value::Map(_) | Value::Null => visitor.visit_map(self.map_access(Some(fields))),
-            _ => self.any(visitor),
+            // serde's derived structs also accept a list of values; a config never means that.
+            _ => Err(self.expected("a mapping")),
         }
         .map_err(|e| here.locate(e))
     }
@@ -587,13 +604,6 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
                         tag: tag_de,
                         body: Some(body),
                     })
-                } else if let [(key, value)] = entries.as_slice() {
-                    let tag = self.child(key, self.path.clone());
-                    let body = self.child(value, self.path.key(&key.key_text()));
-                    visitor.visit_enum(NodeEnum {
-                        tag,
-                        body: Some(body),
-                    })
                 } else {
                     Err(DeError {
                         kind: DeKind::MissingType { expected: variants },
@@ -601,7 +611,10 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
                     })
                 }
             }
-            _ => self.any(visitor),
+            _ => Err(self.expected(&format!(
+                "a mapping with a `type`, one of {}",
+                variants.join(", ")
+            ))),
         };
         result.map_err(|e| here.locate(e))
     }

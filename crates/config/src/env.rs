@@ -13,10 +13,11 @@ pub type Lookup<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
 /// Replaces every `${...}` in the string values of `root`; `$${` is a literal `${`.
 pub(crate) fn substitute(root: &mut Node, lookup: &Lookup<'_>, errors: &mut Vec<ConfigError>) {
-    walk(root, String::new(), lookup, errors);
+    let _ = walk(root, String::new(), lookup, errors);
 }
 
-fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<ConfigError>) {
+/// Returns whether `node` names an undefined variable.
+fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<ConfigError>) -> bool {
     match &mut node.value {
         Value::Str(s) if s.contains('$') => {
             let before = std::mem::take(s);
@@ -25,8 +26,12 @@ fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<Con
                     // A value made by substitution is typed as YAML would type it, so that
                     // `${PORT:-8080}` is the number 8080 wherever a value of any type is taken.
                     node.value = retype(after);
+                    false
                 }
-                Ok(_) => node.value = Value::Str(before),
+                Ok(_) => {
+                    node.value = Value::Str(before);
+                    false
+                }
                 Err(undefined) => {
                     for (offset, name, message) in undefined {
                         let origin = match &node.origin {
@@ -45,6 +50,7 @@ fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<Con
                         ));
                     }
                     node.value = Value::Str(before);
+                    true
                 }
             }
         }
@@ -52,18 +58,22 @@ fn walk(node: &mut Node, path: String, lookup: &Lookup<'_>, errors: &mut Vec<Con
             for (i, item) in items.iter_mut().enumerate() {
                 walk(item, format!("{path}[{i}]"), lookup, errors);
             }
+            false
         }
         Value::Map(entries) => {
-            for (key, value) in entries.iter_mut() {
+            // An entry whose variable is undefined is dropped, so the report names the
+            // variable and not also the `${...}` text's type.
+            entries.retain_mut(|(key, value)| {
                 let child = if path.is_empty() {
                     key.key_text()
                 } else {
                     format!("{path}.{}", key.key_text())
                 };
-                walk(value, child, lookup, errors);
-            }
+                !walk(value, child, lookup, errors)
+            });
+            false
         }
-        _ => {}
+        _ => false,
     }
 }
 

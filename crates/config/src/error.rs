@@ -89,7 +89,11 @@ fn suggestions(f: &mut fmt::Formatter<'_>, list: &[String]) -> fmt::Result {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = &self.path;
+        let path = if self.path.is_empty() {
+            "(the top level)"
+        } else {
+            &self.path
+        };
         match &self.kind {
             ErrorKind::Io(m) => write!(f, "Cannot read the file: {m}"),
             ErrorKind::Syntax(m) => write!(f, "Malformed configuration: {m}"),
@@ -126,7 +130,9 @@ impl fmt::Display for ConfigError {
                 }
             }
             ErrorKind::BadOverride(m) => write!(f, "Cannot apply override: {m}"),
-            ErrorKind::Invalid(m) if path.is_empty() => write!(f, "Invalid configuration: {m}"),
+            ErrorKind::Invalid(m) if self.path.is_empty() => {
+                write!(f, "Invalid configuration: {m}")
+            }
             ErrorKind::Invalid(m) => write!(f, "Invalid value at: {path}; {m}"),
         }
     }

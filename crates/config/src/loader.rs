@@ -111,23 +111,19 @@ impl<'a> Loader<'a> {
         text: &str,
         json: bool,
     ) -> Result<(Node, Vec<ConfigError>), Report> {
-        if json {
-            if let Err(e) = serde_json::from_str::<serde_json::Value>(text) {
-                let origin = Origin::File {
-                    line: e.line() as u64,
-                    column: e.column() as u64,
-                };
-                let message = e.to_string();
-                let message = message
-                    .split(" at line ")
-                    .next()
-                    .unwrap_or(&message)
-                    .to_owned();
-                return Err(Report::new(
-                    source,
-                    vec![ConfigError::new(origin, "", ErrorKind::Syntax(message))],
-                ));
-            }
+        if json && let Err(e) = serde_json::from_str::<serde_json::Value>(text) {
+            let origin = Origin::File {
+                line: e.line() as u64,
+                column: e.column() as u64,
+            };
+            let message = e.to_string();
+            let message = message
+                .split(" at line ")
+                .next()
+                .unwrap_or(&message)
+                .to_owned();
+            let error = ConfigError::new(origin, "", ErrorKind::Syntax(message));
+            return Err(Report::new(source, vec![error]));
         }
         let parsed = parse_yaml(text).map_err(|e| Report::new(source, vec![syntax_error(&e)]))?;
         let mut root = parsed.root;
@@ -150,7 +146,7 @@ impl<'a> Loader<'a> {
         }
         for (i, text) in self.overrides.iter().enumerate() {
             if let Err(e) = crate::overrides::apply(&mut root, i + 1, text) {
-                errors.push(e);
+                errors.push(*e);
             }
         }
         for transform in &self.transforms {
@@ -165,10 +161,10 @@ impl<'a> Loader<'a> {
         T: DeserializeOwned + garde::Validate<Context = ()>,
     {
         let (root, mut errors) = self.build_tree(source, text, json)?;
-        let (value, more) = deserialize_all::<T>(&root);
+        let (value, more, poisoned) = deserialize_all::<T>(&root);
         errors.extend(more);
         if let Some(Err(report)) = value.as_ref().map(garde::Validate::validate) {
-            errors.extend(validation_errors(&root, &report));
+            errors.extend(validation_errors(&root, &report, &poisoned));
         }
         match value {
             Some(value) if errors.is_empty() => Ok(value),

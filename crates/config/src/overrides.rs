@@ -77,13 +77,18 @@ fn set_origin(node: &mut Node, origin: &Origin) {
 }
 
 /// Applies the `index`-th (1-based) override `text` to `root`.
-pub(crate) fn apply(root: &mut Node, index: usize, text: &str) -> Result<(), ConfigError> {
+pub(crate) fn apply(root: &mut Node, index: usize, text: &str) -> Result<(), Box<ConfigError>> {
     let origin = Origin::Override {
         index,
         text: text.to_owned(),
     };
-    let fail =
-        |path: &str, m: String| ConfigError::new(origin.clone(), path, ErrorKind::BadOverride(m));
+    let fail = |path: &str, m: String| {
+        Box::new(ConfigError::new(
+            origin.clone(),
+            path,
+            ErrorKind::BadOverride(m),
+        ))
+    };
     let Some((path, value)) = text.split_once('=') else {
         return Err(fail("", format!("{text:?} is not of the form path=value")));
     };
@@ -98,7 +103,9 @@ pub(crate) fn apply(root: &mut Node, index: usize, text: &str) -> Result<(), Con
     };
     set_origin(&mut new, &origin);
 
-    let mut here = root;
+    // Edit a copy so that a failed override leaves no half-made path behind.
+    let mut edited = root.clone();
+    let mut here = &mut edited;
     let mut walked = String::new();
     for seg in &segs {
         if matches!(here.value, Value::Null) {
@@ -163,6 +170,7 @@ pub(crate) fn apply(root: &mut Node, index: usize, text: &str) -> Result<(), Con
         };
     }
     *here = new;
+    *root = edited;
     Ok(())
 }
 

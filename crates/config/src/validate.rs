@@ -6,6 +6,8 @@
 //! finds the line and column. A value not written in the file (a default) is reported at its
 //! nearest written ancestor.
 
+use std::collections::HashSet;
+
 use crate::error::{ConfigError, ErrorKind};
 use crate::node::{Node, Origin, Value};
 
@@ -32,17 +34,38 @@ fn camel(s: &str) -> String {
     out
 }
 
-/// Report lines for a garde report about the value loaded from `root`.
-pub(crate) fn validation_errors(root: &Node, report: &garde::Report) -> Vec<ConfigError> {
+fn contains_any(node: &Node, ids: &HashSet<u32>) -> bool {
+    ids.contains(&node.id)
+        || match &node.value {
+            Value::Seq(items) => items.iter().any(|n| contains_any(n, ids)),
+            Value::Map(entries) => entries
+                .iter()
+                .any(|(k, v)| contains_any(k, ids) || contains_any(v, ids)),
+            _ => false,
+        }
+}
+
+/// Report lines for a garde report about the value loaded from `root`. Rules about a part
+/// of the tree that was left out for a type error are not reported: they judge defaults
+/// standing in for what the user wrote, and the type error already names the problem.
+pub(crate) fn validation_errors(
+    root: &Node,
+    report: &garde::Report,
+    poisoned: &HashSet<u32>,
+) -> Vec<ConfigError> {
     report
         .iter()
-        .map(|(path, error)| {
+        .filter_map(|(path, error)| {
             let mut node = Some(root);
             let mut origin = root.origin.clone();
             let mut shown = String::new();
             for (kind, component) in path.__iter().rev() {
                 let component = component.as_str();
                 match kind {
+                    // garde indexes a newtype enum variant's field as `[0]`; YAML has no
+                    // such level (the variant is chosen by `type:`), so it is skipped.
+                    garde::error::Kind::Index
+                        if matches!(node.map(|n| &n.value), Some(Value::Map(_))) => {}
                     garde::error::Kind::Index => {
                         shown.push_str(&format!("[{component}]"));
                         node = match (node.map(|n| &n.value), component.parse::<usize>()) {
@@ -77,11 +100,14 @@ pub(crate) fn validation_errors(root: &Node, report: &garde::Report) -> Vec<Conf
                     }
                 }
             }
-            ConfigError::new(
+            if node.is_some_and(|n| contains_any(n, poisoned)) {
+                return None;
+            }
+            Some(ConfigError::new(
                 origin,
                 shown,
                 ErrorKind::Invalid(error.message().to_owned()),
-            )
+            ))
         })
         .collect()
 }

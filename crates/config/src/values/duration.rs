@@ -134,7 +134,7 @@ impl fmt::Display for Duration {
         let n = self.0.as_nanos();
         let (sym, m) = NANOS
             .iter()
-            .find(|(_, _, m)| n != 0 && n % m == 0)
+            .find(|(_, _, m)| n != 0 && n.is_multiple_of(*m))
             .map(|(sym, _, m)| (*sym, *m))
             .unwrap_or(("s", 1_000_000_000));
         write!(f, "{}{sym}", n / m)

@@ -76,7 +76,7 @@ impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (sym, m) = UNITS
             .iter()
-            .find(|(_, _, _, m)| self.0 != 0 && self.0 % m == 0)
+            .find(|(_, _, _, m)| self.0 != 0 && self.0.is_multiple_of(*m))
             .map(|(sym, _, _, m)| (*sym, *m))
             .unwrap_or(("B", 1));
         write!(f, "{}{sym}", self.0 / m)
