@@ -339,6 +339,13 @@ pub(crate) fn parse_yaml(text: &str) -> Result<Parsed, serde_saphyr::Error> {
     let options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
         with_snippet: false,
+        // The tree is built through `deserialize_any`, so typing is YAML's implicit typing.
+        // Keep it to YAML 1.2's: `y`, `no`, `on` stay strings (the "Norway problem"), and
+        // numbers keep their spelling where a conversion would change it (`0755`, `1_000`);
+        // a number is still accepted from such a string where one is expected.
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+        underscored_numbers_as_strings: true,
     };
     if text.trim().is_empty() || only_comments(text) {
         return Ok(Parsed {

@@ -1,0 +1,244 @@
+//! Any valid configuration, dumped (`check --dump`) and loaded again, is the same value.
+
+use std::collections::BTreeMap;
+
+use ferrowizard::config::server::{
+    ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
+    SimpleServerFactory, TlsProtocol,
+};
+use ferrowizard::config::{
+    Duration, FrameworkConfiguration, Level, ServerFactory, Size, dump, load_str,
+};
+use ferrowizard_logging::config::{
+    AppenderFactory, ConsoleAppenderFactory, ConsoleTarget, FileAppenderFactory, JsonLayoutFactory,
+    LayoutFactory, LoggerConfig, LoggingFactory, SyslogAppenderFactory, TcpAppenderFactory,
+    UdpAppenderFactory,
+};
+use garde::Validate;
+use proptest::prelude::*;
+
+fn level() -> impl Strategy<Value = Level> {
+    prop::sample::select(vec![
+        Level::All,
+        Level::Trace,
+        Level::Debug,
+        Level::Info,
+        Level::Warn,
+        Level::Error,
+        Level::Off,
+    ])
+}
+
+fn duration() -> impl Strategy<Value = Duration> {
+    (0u64..=u64::from(u32::MAX) * 1000)
+        .prop_map(|n| std::time::Duration::from_nanos(n * 1000).into())
+}
+
+fn size() -> impl Strategy<Value = Size> {
+    (0u64..=1 << 40).prop_map(Size::bytes)
+}
+
+fn name() -> impl Strategy<Value = String> {
+    "[a-z][a-z0-9_]{0,8}(::[a-z]{1,6}|\\.[a-z]{1,6}){0,3}"
+}
+
+fn text() -> impl Strategy<Value = String> {
+    // Printable text, including characters YAML must quote.
+    "[ -~]{0,20}"
+}
+
+fn connector() -> impl Strategy<Value = ConnectorFactory> {
+    let host = prop::option::of("[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}");
+    (
+        any::<u16>(),
+        host,
+        duration(),
+        size(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(port, bind_host, idle_timeout, header, https, v13)| {
+            if https {
+                ConnectorFactory::Https(HttpsConnectorFactory {
+                    port,
+                    bind_host,
+                    idle_timeout,
+                    max_request_header_size: header,
+                    cert_path: Some("cert.pem".into()),
+                    key_path: Some("key.pem".into()),
+                    supported_protocols: if v13 {
+                        vec![TlsProtocol::TlsV13]
+                    } else {
+                        vec![TlsProtocol::TlsV12]
+                    },
+                    ..Default::default()
+                })
+            } else {
+                ConnectorFactory::Http(HttpConnectorFactory {
+                    port,
+                    bind_host,
+                    idle_timeout,
+                    max_request_header_size: header,
+                    ..Default::default()
+                })
+            }
+        })
+}
+
+fn appender() -> impl Strategy<Value = AppenderFactory> {
+    (
+        0..5u8,
+        level(),
+        prop::option::of(text()),
+        1usize..100_000,
+        -1i64..1000,
+        any::<bool>(),
+        text(),
+        any::<u16>(),
+        size(),
+    )
+        .prop_map(
+            |(
+                kind,
+                threshold,
+                log_format,
+                queue_size,
+                discarding_threshold,
+                flag,
+                host,
+                port,
+                size,
+            )| match kind {
+                0 => AppenderFactory::Console(ConsoleAppenderFactory {
+                    threshold,
+                    log_format,
+                    queue_size,
+                    discarding_threshold,
+                    never_block: flag,
+                    target: if flag {
+                        ConsoleTarget::Stderr
+                    } else {
+                        ConsoleTarget::Stdout
+                    },
+                    layout: flag.then(|| {
+                        LayoutFactory::Json(JsonLayoutFactory {
+                            additional_fields: BTreeMap::from([("service".into(), host.clone())]),
+                            ..Default::default()
+                        })
+                    }),
+                    ..Default::default()
+                }),
+                1 => AppenderFactory::File(FileAppenderFactory {
+                    threshold,
+                    current_log_filename: Some(format!("/var/log/{port}.log")),
+                    archive: flag,
+                    archived_log_filename_pattern: Some(format!("/var/log/{port}-%d-%i.log.gz")),
+                    max_file_size: flag.then_some(size),
+                    buffer_size: size,
+                    ..Default::default()
+                }),
+                2 => AppenderFactory::Syslog(SyslogAppenderFactory {
+                    host,
+                    port,
+                    ..Default::default()
+                }),
+                3 => AppenderFactory::Tcp(TcpAppenderFactory {
+                    host,
+                    port,
+                    ..Default::default()
+                }),
+                _ => AppenderFactory::Udp(UdpAppenderFactory {
+                    host,
+                    port,
+                    ..Default::default()
+                }),
+            },
+        )
+}
+
+fn logger() -> impl Strategy<Value = LoggerConfig> {
+    (
+        level(),
+        any::<bool>(),
+        prop::collection::vec(appender(), 0..2),
+    )
+        .prop_map(|(level, additive, appenders)| LoggerConfig {
+            level,
+            additive,
+            appenders,
+        })
+}
+
+type Limits = (usize, usize, Duration, Size);
+
+fn configuration() -> impl Strategy<Value = FrameworkConfiguration> {
+    (
+        any::<bool>(),
+        (1usize..5000, 1usize..5000, duration(), size()),
+        prop::collection::vec(connector(), 1..3),
+        prop::collection::vec(connector(), 0..2),
+        level(),
+        prop::collection::btree_map(name(), logger(), 0..4),
+        prop::collection::vec(appender(), 0..3),
+        prop::collection::vec(appender(), 0..2),
+        prop::collection::vec("/[a-z]{1,8}\\*?", 0..3),
+    )
+        .prop_map(
+            |(simple, limits, app, admin, root, loggers, appenders, request, excluded)| {
+                let (a, b, grace, body): Limits = limits;
+                let server = if simple {
+                    let mut s = SimpleServerFactory {
+                        connector: app[0].clone(),
+                        ..Default::default()
+                    };
+                    (
+                        s.min_threads,
+                        s.max_threads,
+                        s.shutdown_grace_period,
+                        s.max_request_body_size,
+                    ) = (a.min(b), a.max(b), grace, body);
+                    s.request_log.appenders = request;
+                    s.request_log.excluded_paths = excluded;
+                    ServerFactory::Simple(s)
+                } else {
+                    let mut s = DefaultServerFactory {
+                        application_connectors: app,
+                        admin_connectors: admin,
+                        ..Default::default()
+                    };
+                    (
+                        s.min_threads,
+                        s.max_threads,
+                        s.shutdown_grace_period,
+                        s.max_request_body_size,
+                    ) = (a.min(b), a.max(b), grace, body);
+                    s.request_log.appenders = request;
+                    s.request_log.excluded_paths = excluded;
+                    ServerFactory::Default(s)
+                };
+                let logging = LoggingFactory {
+                    level: root,
+                    loggers,
+                    appenders,
+                };
+                FrameworkConfiguration {
+                    server,
+                    logging,
+                    ..Default::default()
+                }
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dumped_then_loaded_is_equal(config in configuration()) {
+        prop_assume!(config.validate().is_ok());
+        let yaml = dump(&config).expect("dump");
+        let loaded: FrameworkConfiguration = load_str("dump.yaml", &yaml, &[])
+            .unwrap_or_else(|report| panic!("{report}\n--- dumped:\n{yaml}"));
+        prop_assert_eq!(loaded, config);
+    }
+}
