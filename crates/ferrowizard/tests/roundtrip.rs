@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use ferrowizard::config::server::{
     ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
-    SimpleServerFactory, TlsProtocol,
+    RequestLogFactory, SimpleServerFactory, TlsProtocol,
 };
 use ferrowizard::config::{
     Duration, FrameworkConfiguration, Level, ServerFactory, Size, dump, load_str,
@@ -186,35 +186,32 @@ fn configuration() -> impl Strategy<Value = FrameworkConfiguration> {
         .prop_map(
             |(simple, limits, app, admin, root, loggers, appenders, request, excluded)| {
                 let (a, b, grace, body): Limits = limits;
+                let request_log = RequestLogFactory {
+                    appenders: request,
+                    excluded_paths: excluded,
+                };
+                // The fields both server types share.
+                macro_rules! shared {
+                    ($s:expr) => {{
+                        let mut s = $s;
+                        (s.min_threads, s.max_threads) = (a.min(b), a.max(b));
+                        (s.shutdown_grace_period, s.max_request_body_size) = (grace, body);
+                        s.request_log = request_log;
+                        s
+                    }};
+                }
                 let server = if simple {
-                    let mut s = SimpleServerFactory {
-                        connector: app[0].clone(),
+                    let connector = app[0].clone();
+                    ServerFactory::Simple(shared!(SimpleServerFactory {
+                        connector,
                         ..Default::default()
-                    };
-                    (
-                        s.min_threads,
-                        s.max_threads,
-                        s.shutdown_grace_period,
-                        s.max_request_body_size,
-                    ) = (a.min(b), a.max(b), grace, body);
-                    s.request_log.appenders = request;
-                    s.request_log.excluded_paths = excluded;
-                    ServerFactory::Simple(s)
+                    }))
                 } else {
-                    let mut s = DefaultServerFactory {
+                    ServerFactory::Default(shared!(DefaultServerFactory {
                         application_connectors: app,
                         admin_connectors: admin,
                         ..Default::default()
-                    };
-                    (
-                        s.min_threads,
-                        s.max_threads,
-                        s.shutdown_grace_period,
-                        s.max_request_body_size,
-                    ) = (a.min(b), a.max(b), grace, body);
-                    s.request_log.appenders = request;
-                    s.request_log.excluded_paths = excluded;
-                    ServerFactory::Default(s)
+                    }))
                 };
                 let logging = LoggingFactory {
                     level: root,
