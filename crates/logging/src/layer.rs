@@ -1,0 +1,143 @@
+//! The `tracing` layer: an event that passed the level filter becomes a record on each
+//! appender it is routed to.
+//!
+//! Routing follows logback: an event of logger `a::b` goes to the appenders of the most
+//! specific configured logger above it, and, while loggers are additive, to those of the
+//! loggers above that, up to the root's.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use tracing::span::{Attributes, Id, Record as SpanRecord};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::appender::Appender;
+use crate::names::is_under;
+use crate::record::{FieldVisitor, Record, SpanFields};
+
+/// A configured logger with appenders of its own.
+#[derive(Debug)]
+pub(crate) struct LoggerRoute {
+    /// Its Rust targets.
+    pub targets: Vec<String>,
+    pub appenders: Vec<Arc<Appender>>,
+    pub additive: bool,
+}
+
+type Route = Arc<[Arc<Appender>]>;
+
+/// Turns events into records for the appenders.
+#[derive(Debug)]
+pub struct AppenderLayer {
+    root: Route,
+    /// Loggers with appenders of their own, most specific (longest target) first.
+    loggers: Vec<LoggerRoute>,
+    cache: RwLock<HashMap<String, Route>>,
+}
+
+impl AppenderLayer {
+    pub(crate) fn new(root: Vec<Arc<Appender>>, mut loggers: Vec<LoggerRoute>) -> Self {
+        loggers.sort_by_key(|l| {
+            std::cmp::Reverse(l.targets.iter().map(String::len).max().unwrap_or(0))
+        });
+        AppenderLayer {
+            root: root.into(),
+            loggers,
+            cache: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The appenders for events of `target`.
+    fn route(&self, target: &str) -> Route {
+        if self.loggers.is_empty() {
+            return self.root.clone();
+        }
+        if let Some(r) = self.cache.read().ok().and_then(|c| c.get(target).cloned()) {
+            return r;
+        }
+        let mut appenders: Vec<Arc<Appender>> = Vec::new();
+        let mut additive = true;
+        for logger in &self.loggers {
+            if logger.targets.iter().any(|t| is_under(target, t)) {
+                appenders.extend(logger.appenders.iter().cloned());
+                if !logger.additive {
+                    additive = false;
+                    break;
+                }
+            }
+        }
+        if additive {
+            appenders.extend(self.root.iter().cloned());
+        }
+        let route: Route = appenders.into();
+        if let Ok(mut c) = self.cache.write() {
+            c.insert(target.to_owned(), route.clone());
+        }
+        route
+    }
+}
+
+/// Fills `record` from `event`, with the fields of its spans as the MDC.
+fn capture<S>(record: &mut Record, event: &Event<'_>, ctx: &Context<'_, S>, caller: bool)
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let meta = event.metadata();
+    record.level = *meta.level();
+    record.target.push_str(meta.target());
+    record.stamp();
+    event.record(&mut FieldVisitor { record });
+    if caller {
+        record.caller = meta.file().zip(meta.line());
+    }
+    if let Some(scope) = ctx.event_scope(event) {
+        for span in scope.from_root() {
+            if let Some(fields) = span.extensions().get::<SpanFields>() {
+                for (k, v) in &fields.entries {
+                    let start = record.mdc_text.len();
+                    record.mdc_text.push_str(v);
+                    record.mdc.push((k, start..record.mdc_text.len()));
+                }
+            }
+        }
+    }
+}
+
+impl<S> Layer<S> for AppenderLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = SpanFields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(fields);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &SpanRecord<'_>, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            let mut ext = span.extensions_mut();
+            if let Some(fields) = ext.get_mut::<SpanFields>() {
+                values.record(fields);
+            }
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let level = event.metadata().level();
+        let route = self.route(event.metadata().target());
+        let mut accepted = route.iter().filter(|a| a.accepts(level));
+        let Some(first) = accepted.next() else { return };
+        let mut record = first.record();
+        capture(&mut record, event, &ctx, first.include_caller());
+        for other in accepted {
+            let mut copy = other.record();
+            copy.copy_from(&record);
+            other.submit(copy);
+        }
+        first.submit(record);
+    }
+}

@@ -1,0 +1,176 @@
+//! DropWizard's JSON layout: one object per line.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+
+use jiff::tz::TimeZone;
+
+use super::time::DateFormat;
+use crate::config::{JsonField, JsonLayoutFactory};
+use crate::record::Record;
+
+/// A compiled JSON layout.
+#[derive(Clone, Debug)]
+pub struct JsonLayout {
+    includes: Vec<JsonField>,
+    names: BTreeMap<String, String>,
+    /// `"key":"value"` text of the additional fields, written as it is.
+    additional: String,
+    timestamp: Option<DateFormat>,
+    flatten_mdc: bool,
+    pretty: bool,
+    line_separator: bool,
+}
+
+impl JsonLayout {
+    /// Compiles the layout section; timestamps use `zone`.
+    pub fn new(factory: &JsonLayoutFactory, zone: &TimeZone) -> Result<JsonLayout, String> {
+        let timestamp = match &factory.timestamp_format {
+            Some(f) => Some(DateFormat::new(f, zone.clone())?),
+            None => None,
+        };
+        let mut additional = String::new();
+        for (k, v) in &factory.additional_fields {
+            let mut buf = Vec::new();
+            buf.push(b',');
+            escape(k, &mut buf);
+            buf.push(b':');
+            escape(v, &mut buf);
+            additional.push_str(&String::from_utf8_lossy(&buf));
+        }
+        Ok(JsonLayout {
+            includes: factory.includes.clone(),
+            names: factory.custom_field_names.clone(),
+            additional,
+            timestamp,
+            flatten_mdc: factory.flatten_mdc,
+            pretty: factory.pretty_print,
+            line_separator: factory.append_line_separator,
+        })
+    }
+
+    fn key(&self, out: &mut Vec<u8>, first: &mut bool, name: &str) {
+        if !*first {
+            out.push(b',');
+        }
+        *first = false;
+        if self.pretty {
+            out.extend_from_slice(b"\n  ");
+        }
+        escape(self.names.get(name).map_or(name, String::as_str), out);
+        out.push(b':');
+    }
+
+    /// Appends `record` as one JSON object.
+    pub fn format(&mut self, record: &Record, out: &mut Vec<u8>) {
+        out.push(b'{');
+        let mut first = true;
+        for i in 0..self.includes.len() {
+            let field = self.includes[i];
+            match field {
+                JsonField::Timestamp => {
+                    self.key(out, &mut first, "timestamp");
+                    match &mut self.timestamp {
+                        Some(f) => {
+                            out.push(b'"');
+                            f.write(record.time, out);
+                            out.push(b'"');
+                        }
+                        None => {
+                            let _ = write!(out, "{}", record.time.div_euclid(1_000_000));
+                        }
+                    }
+                }
+                JsonField::Level => {
+                    self.key(out, &mut first, "level");
+                    escape(record.level.as_str(), out);
+                }
+                JsonField::Thread => {
+                    self.key(out, &mut first, "thread");
+                    escape(&record.thread, out);
+                }
+                JsonField::Logger => {
+                    self.key(out, &mut first, "logger");
+                    escape(&record.target, out);
+                }
+                JsonField::Message => {
+                    self.key(out, &mut first, "message");
+                    escape(&record.message, out);
+                }
+                JsonField::Exception if !record.exception.is_empty() => {
+                    self.key(out, &mut first, "exception");
+                    escape(&record.exception, out);
+                }
+                JsonField::Exception => {}
+                JsonField::Caller => {
+                    if let Some((file, line)) = record.caller {
+                        self.key(out, &mut first, "caller");
+                        let _ = write!(out, "{{\"file\":");
+                        escape(file, out);
+                        let _ = write!(out, ",\"line\":{line}}}");
+                    }
+                }
+                JsonField::Mdc => {
+                    // Event fields and span fields are both this line's context.
+                    let entries = (0..record.fields.len())
+                        .map(|i| record.field(i))
+                        .chain(record.mdc_entries());
+                    if self.flatten_mdc {
+                        for (k, v) in entries {
+                            self.key(out, &mut first, k);
+                            escape(v, out);
+                        }
+                    } else if !record.fields.is_empty() || !record.mdc.is_empty() {
+                        self.key(out, &mut first, "mdc");
+                        out.push(b'{');
+                        for (i, (k, v)) in entries.enumerate() {
+                            if i > 0 {
+                                out.push(b',');
+                            }
+                            escape(k, out);
+                            out.push(b':');
+                            escape(v, out);
+                        }
+                        out.push(b'}');
+                    }
+                }
+            }
+        }
+        out.extend_from_slice(self.additional.as_bytes());
+        if self.pretty {
+            out.push(b'\n');
+        }
+        out.push(b'}');
+        if self.line_separator {
+            out.push(b'\n');
+        }
+    }
+}
+
+/// Writes `s` as a JSON string.
+pub(crate) fn escape(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => {
+                out.extend_from_slice(&bytes[start..i]);
+                let _ = write!(out, "\\u{b:04x}");
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(escaped);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}

@@ -1,0 +1,294 @@
+//! Lines over the network: TCP, UDP and syslog (RFC 5424 over UDP, TCP or a unix socket).
+//!
+//! A peer that is down never stalls the application: the writer thread reconnects at most
+//! once a second, and batches written meanwhile fail (they are counted as dropped).
+
+use std::io::Write;
+use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
+use std::os::unix::net::UnixDatagram;
+use std::time::{Duration, Instant};
+
+use super::lines;
+use crate::config::{Facility, SyslogProtocol};
+
+const RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How lines are framed on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// As they are, newline-terminated.
+    Lines,
+    /// RFC 5424 with RFC 6587 octet counting (`LEN SP MSG`), for syslog over TCP.
+    OctetCounted,
+}
+
+/// A TCP connection, reconnected as needed.
+pub struct TcpSink {
+    addr: String,
+    timeout: Duration,
+    framing: Framing,
+    stream: Option<TcpStream>,
+    last_attempt: Option<Instant>,
+    frame: Vec<u8>,
+}
+
+impl TcpSink {
+    /// A sink for `host:port`; connects lazily.
+    pub fn new(host: &str, port: u16, timeout: Duration, framing: Framing) -> TcpSink {
+        TcpSink {
+            addr: format!("{host}:{port}"),
+            timeout,
+            framing,
+            stream: None,
+            last_attempt: None,
+            frame: Vec::new(),
+        }
+    }
+
+    fn connect(&mut self) -> std::io::Result<&mut TcpStream> {
+        if self.stream.is_none() {
+            if self
+                .last_attempt
+                .is_some_and(|t| t.elapsed() < RECONNECT_INTERVAL)
+            {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "waiting to reconnect",
+                ));
+            }
+            self.last_attempt = Some(Instant::now());
+            let addr =
+                self.addr.to_socket_addrs()?.next().ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
+                })?;
+            let stream = TcpStream::connect_timeout(&addr, self.timeout)?;
+            stream.set_write_timeout(Some(self.timeout.max(Duration::from_secs(1))))?;
+            stream.set_nodelay(true)?;
+            self.stream = Some(stream);
+        }
+        self.stream
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("not connected"))
+    }
+}
+
+impl super::Sink for TcpSink {
+    fn write(&mut self, batch: &[u8], line_ends: &[usize]) -> std::io::Result<()> {
+        let mut frame = std::mem::take(&mut self.frame);
+        frame.clear();
+        let data: &[u8] = match self.framing {
+            Framing::Lines => batch,
+            Framing::OctetCounted => {
+                for line in lines(batch, line_ends) {
+                    let line = line.strip_suffix(b"\n").unwrap_or(line);
+                    let _ = write!(frame, "{} ", line.len());
+                    frame.extend_from_slice(line);
+                }
+                &frame
+            }
+        };
+        let result = self.connect().and_then(|s| s.write_all(data));
+        if result.is_err() {
+            self.stream = None;
+        }
+        self.frame = frame;
+        result
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.stream {
+            Some(s) => s.flush(),
+            None => Ok(()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("tcp {}", self.addr)
+    }
+}
+
+/// One datagram per line, over UDP or a unix datagram socket.
+pub enum DatagramSink {
+    /// UDP to an address.
+    Udp {
+        /// The destination.
+        addr: String,
+        /// The socket, bound on first use.
+        socket: Option<UdpSocket>,
+    },
+    /// A unix datagram socket such as `/dev/log`.
+    Unix {
+        /// The socket path.
+        path: String,
+        /// The socket, connected on first use.
+        socket: Option<UnixDatagram>,
+    },
+}
+
+impl DatagramSink {
+    /// UDP to `host:port`.
+    pub fn udp(host: &str, port: u16) -> Self {
+        DatagramSink::Udp {
+            addr: format!("{host}:{port}"),
+            socket: None,
+        }
+    }
+
+    /// The unix datagram socket at `path`.
+    pub fn unix(path: &str) -> Self {
+        DatagramSink::Unix {
+            path: path.to_owned(),
+            socket: None,
+        }
+    }
+
+    fn send(&mut self, line: &[u8]) -> std::io::Result<()> {
+        match self {
+            DatagramSink::Udp { addr, socket } => {
+                if socket.is_none() {
+                    let s = UdpSocket::bind(("0.0.0.0", 0))?;
+                    s.connect(addr.as_str())?;
+                    *socket = Some(s);
+                }
+                let sent = socket.as_ref().map(|s| s.send(line));
+                if let Some(Err(_)) = sent {
+                    *socket = None;
+                }
+                sent.unwrap_or(Ok(0)).map(|_| ())
+            }
+            DatagramSink::Unix { path, socket } => {
+                if socket.is_none() {
+                    let s = UnixDatagram::unbound()?;
+                    s.connect(path.as_str())?;
+                    *socket = Some(s);
+                }
+                let sent = socket.as_ref().map(|s| s.send(line));
+                if let Some(Err(_)) = sent {
+                    *socket = None;
+                }
+                sent.unwrap_or(Ok(0)).map(|_| ())
+            }
+        }
+    }
+}
+
+impl super::Sink for DatagramSink {
+    fn write(&mut self, batch: &[u8], line_ends: &[usize]) -> std::io::Result<()> {
+        let mut first_error = None;
+        for line in lines(batch, line_ends) {
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
+            if let Err(e) = self.send(line) {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            DatagramSink::Udp { addr, .. } => format!("udp {addr}"),
+            DatagramSink::Unix { path, .. } => format!("unix {path}"),
+        }
+    }
+}
+
+/// The RFC 5424 header written before each syslog message.
+#[derive(Clone, Debug)]
+pub struct SyslogHeader {
+    facility: u8,
+    hostname: String,
+    app_name: String,
+    proc_id: String,
+}
+
+impl SyslogHeader {
+    /// The header for this process.
+    pub fn new(facility: Facility, app_name: &str) -> Self {
+        let hostname = gethostname::gethostname().to_string_lossy().into_owned();
+        SyslogHeader {
+            facility: facility_code(facility),
+            hostname: if hostname.is_empty() {
+                "-".into()
+            } else {
+                hostname
+            },
+            app_name: if app_name.is_empty() {
+                "-".into()
+            } else {
+                app_name.replace(' ', "_")
+            },
+            proc_id: std::process::id().to_string(),
+        }
+    }
+
+    /// Appends `<PRI>1 TIMESTAMP HOST APP PROCID - - ` for a record.
+    pub fn write(&self, record: &crate::record::Record, out: &mut Vec<u8>) {
+        let severity = match record.level {
+            tracing::Level::ERROR => 3,
+            tracing::Level::WARN => 4,
+            tracing::Level::INFO => 6,
+            _ => 7,
+        };
+        let pri = self.facility as u32 * 8 + severity;
+        let ts =
+            jiff::Timestamp::from_nanosecond(record.time).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let _ = write!(
+            out,
+            "<{pri}>1 {} {} {} {} - - ",
+            ts.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"),
+            self.hostname,
+            self.app_name,
+            self.proc_id
+        );
+    }
+}
+
+/// Syslog's numeric facility.
+pub fn facility_code(f: Facility) -> u8 {
+    use Facility::*;
+    match f {
+        Kern => 0,
+        User => 1,
+        Mail => 2,
+        Daemon => 3,
+        Auth => 4,
+        Syslog => 5,
+        Lpr => 6,
+        News => 7,
+        Uucp => 8,
+        Cron => 9,
+        Authpriv => 10,
+        Ftp => 11,
+        Local0 => 16,
+        Local1 => 17,
+        Local2 => 18,
+        Local3 => 19,
+        Local4 => 20,
+        Local5 => 21,
+        Local6 => 22,
+        Local7 => 23,
+    }
+}
+
+/// The sink for a syslog appender's protocol.
+pub fn syslog_sink(
+    protocol: SyslogProtocol,
+    host: &str,
+    port: u16,
+    socket_path: &str,
+) -> Box<dyn super::Sink> {
+    match protocol {
+        SyslogProtocol::Udp => Box::new(DatagramSink::udp(host, port)),
+        SyslogProtocol::Tcp => Box::new(TcpSink::new(
+            host,
+            port,
+            Duration::from_millis(500),
+            Framing::OctetCounted,
+        )),
+        SyslogProtocol::Unix => Box::new(DatagramSink::unix(socket_path)),
+    }
+}
