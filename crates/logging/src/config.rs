@@ -114,6 +114,7 @@ macro_rules! appender {
             ]
             [
                 /// The line pattern (logback's pattern language); DropWizard's default when unset.
+                #[garde(custom(valid_log_format))]
                 log_format: Option<String> = None
             ]
             [
@@ -123,6 +124,7 @@ macro_rules! appender {
             ]
             [
                 /// The time zone of `%d` timestamps.
+                #[garde(custom(valid_time_zone))]
                 time_zone: String = "UTC".to_owned()
             ]
             [
@@ -196,6 +198,21 @@ section! {
     with appender
 }
 
+fn valid_log_format(format: &Option<String>, _: &()) -> garde::Result {
+    match format {
+        Some(f) => crate::layout::pattern::PatternLayout::new(f, &jiff::tz::TimeZone::UTC)
+            .map(|_| ())
+            .map_err(|e| garde::Error::new(e.to_string())),
+        None => Ok(()),
+    }
+}
+
+fn valid_time_zone(zone: &str, _: &()) -> garde::Result {
+    crate::layout::time::time_zone(zone)
+        .map(|_| ())
+        .map_err(garde::Error::new)
+}
+
 fn required_file_name(name: &Option<String>, _: &()) -> garde::Result {
     match name {
         Some(n) if !n.trim().is_empty() => Ok(()),
@@ -205,8 +222,13 @@ fn required_file_name(name: &Option<String>, _: &()) -> garde::Result {
 
 impl FileAppenderFactory {
     /// Rules between fields, which garde's per-field rules cannot express inside `section!`.
-    fn cross_field_rules(&self) -> Option<&'static str> {
-        match (self.archive, &self.archived_log_filename_pattern) {
+    fn cross_field_rules(&self) -> Option<String> {
+        if let Some(p) = &self.archived_log_filename_pattern
+            && let Err(e) = crate::sink::rolling::ArchivePattern::new(p, &jiff::tz::TimeZone::UTC)
+        {
+            return Some(e);
+        }
+        let problem = match (self.archive, &self.archived_log_filename_pattern) {
             (true, None) => Some("is required when archive is true"),
             (true, Some(p)) if self.max_file_size.is_some() && !p.contains("%i") => {
                 Some("must contain %i when maxFileSize is set")
@@ -215,7 +237,8 @@ impl FileAppenderFactory {
                 Some("must contain %d or %i, or every archive would have the same name")
             }
             _ => None,
-        }
+        };
+        problem.map(str::to_owned)
     }
 }
 

@@ -72,6 +72,14 @@ impl QueuePolicy {
         }
     }
 
+    /// Whether an event of level index `level` (0 TRACE .. 4 ERROR) is dropped when
+    /// `depth` slots are taken, before trying to queue it.
+    #[inline]
+    pub fn drops_by_level(&self, level: usize, depth: usize) -> bool {
+        let free = self.capacity.saturating_sub(depth);
+        level <= level_index(&Level::INFO) && free < self.discarding_threshold
+    }
+
     /// Lossless: every event waits for a slot.
     pub fn blocking(capacity: usize) -> Self {
         QueuePolicy {
@@ -168,9 +176,7 @@ impl Appender {
         self.counters.emitted(level);
         let depth = self.tx.len();
         self.counters.depth(depth + 1);
-        let free = self.policy.capacity.saturating_sub(depth);
-        let droppable = level <= level_index(&Level::INFO);
-        if droppable && free < self.policy.discarding_threshold {
+        if self.policy.drops_by_level(level, depth) {
             self.drop_record(record, level);
             return;
         }
@@ -228,5 +234,23 @@ impl Appender {
             self.tx.len(),
             self.policy.capacity,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::QueuePolicy;
+
+    #[test]
+    fn dropwizard_policy() {
+        let p = QueuePolicy::new(256, -1, false);
+        assert_eq!(p.discarding_threshold, 51);
+        // 206 taken: 50 free, fewer than 51: TRACE/DEBUG/INFO go, WARN/ERROR stay.
+        assert!(p.drops_by_level(0, 206) && p.drops_by_level(2, 206));
+        assert!(!p.drops_by_level(3, 206) && !p.drops_by_level(4, 256));
+        assert!(!p.drops_by_level(2, 205));
+        let lossless = QueuePolicy::new(256, 0, false);
+        assert!(!lossless.drops_by_level(0, 256));
+        assert_eq!(QueuePolicy::new(8, 100, true).discarding_threshold, 8);
     }
 }

@@ -49,7 +49,7 @@ struct Pad {
 
 /// A pattern error: what, and at which character (1-based) of the pattern.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{message} at character {position} of the pattern")]
+#[error("at character {position} of the pattern: {message}")]
 pub struct PatternError {
     /// What is wrong.
     pub message: String,

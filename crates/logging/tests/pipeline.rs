@@ -1,0 +1,578 @@
+//! The pipeline end to end: real threads, real files, real sockets.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::net::{TcpListener, UdpSocket};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferrowizard_config::Level as ConfigLevel;
+use ferrowizard_logging::config::{
+    AppenderFactory, FileAppenderFactory, JsonLayoutFactory, LayoutFactory, LoggerConfig,
+    SyslogAppenderFactory, SyslogProtocol, TcpAppenderFactory,
+};
+use ferrowizard_logging::{Logging, LoggingFactory};
+use tracing::Dispatch;
+
+fn file_appender(path: &Path) -> FileAppenderFactory {
+    FileAppenderFactory {
+        current_log_filename: Some(path.display().to_string()),
+        archive: false,
+        log_format: Some("%-5p %c %t %m%n".into()),
+        ..Default::default()
+    }
+}
+
+fn start(factory: &LoggingFactory) -> (Logging, Dispatch) {
+    let (logging, subscriber) = factory.build("pipeline-test").expect("build");
+    (logging, Dispatch::new(subscriber))
+}
+
+fn read_all(dir: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let mut text = String::new();
+        if path.extension().is_some_and(|e| e == "gz") {
+            flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+                .read_to_string(&mut text)
+                .unwrap();
+        } else {
+            text = std::fs::read_to_string(&path).unwrap();
+        }
+        lines.extend(text.lines().map(str::to_owned));
+    }
+    lines
+}
+
+/// Runs `threads` threads each emitting through `f(thread, i)` `per_thread` times.
+fn hammer(dispatch: &Dispatch, threads: usize, per_thread: usize, f: fn(usize, usize)) {
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let dispatch = dispatch.clone();
+            std::thread::spawn(move || {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    (0..per_thread).for_each(|i| f(t, i))
+                })
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn blocking_mode_writes_every_line_once_across_rotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let current = logs.join("app.log");
+    let mut appender = file_appender(&current);
+    appender.archive = true;
+    appender.archived_log_filename_pattern = Some(
+        logs.join("app-%d{yyyy-MM-dd}-%i.log.gz")
+            .display()
+            .to_string(),
+    );
+    appender.max_file_size = Some(ferrowizard_config::Size::mebibytes(4));
+    appender.archived_file_count = 0;
+    appender.discarding_threshold = 0;
+    appender.queue_size = 1024;
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    hammer(&dispatch, 4, 250_000, |t, i| {
+        tracing::info!(thread = t, seq = i, "event")
+    });
+    let stats = logging.shutdown(Duration::from_secs(60));
+    let total = stats[0].total();
+    assert_eq!(
+        (total.emitted, total.written, total.dropped),
+        (1_000_000, 1_000_000, 0)
+    );
+
+    let lines = read_all(&logs);
+    assert_eq!(lines.len(), 1_000_000);
+    let mut seen = BTreeSet::new();
+    for line in &lines {
+        let t = field(line, "thread=");
+        let i = field(line, "seq=");
+        assert!(seen.insert((t, i)), "duplicate line {line}");
+    }
+    assert_eq!(seen.len(), 1_000_000);
+    let archives = std::fs::read_dir(&logs)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "gz")
+        })
+        .count();
+    assert!(
+        archives >= 2,
+        "expected rotations, found {archives} archives"
+    );
+}
+
+fn field(line: &str, name: &str) -> u64 {
+    let start = line
+        .find(name)
+        .unwrap_or_else(|| panic!("{name} in {line}"))
+        + name.len();
+    line[start..].split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn lossy_mode_accounts_for_every_event_per_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lossy.log");
+    let mut appender = file_appender(&path);
+    appender.queue_size = 64;
+    appender.never_block = true;
+    let factory = LoggingFactory {
+        level: ConfigLevel::Trace,
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    hammer(&dispatch, 4, 50_000, |t, i| match i % 5 {
+        0 => tracing::trace!(t, i, "t"),
+        1 => tracing::debug!(t, i, "d"),
+        2 => tracing::info!(t, i, "i"),
+        3 => tracing::warn!(t, i, "w"),
+        _ => tracing::error!(t, i, "e"),
+    });
+    let stats = logging.shutdown(Duration::from_secs(30));
+    let lines = std::fs::read_to_string(&path).unwrap();
+    let mut total_written = 0;
+    for (level, name) in [
+        (tracing::Level::TRACE, "TRACE"),
+        (tracing::Level::DEBUG, "DEBUG"),
+        (tracing::Level::INFO, "INFO "),
+        (tracing::Level::WARN, "WARN "),
+        (tracing::Level::ERROR, "ERROR"),
+    ] {
+        let c = stats[0].level(level);
+        assert_eq!(c.emitted, 40_000, "{name}");
+        assert_eq!(c.emitted, c.written + c.dropped, "{name}: {c:?}");
+        let in_file = lines.lines().filter(|l| l.starts_with(name)).count() as u64;
+        assert_eq!(in_file, c.written, "{name}");
+        total_written += c.written;
+    }
+    assert!(total_written > 0);
+    assert!(
+        stats[0].high_water_mark >= 1 && stats[0].high_water_mark <= 65,
+        "{:?}",
+        stats[0]
+    );
+}
+
+#[test]
+fn a_full_queue_drops_info_and_keeps_every_warn() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("threshold.log");
+    let mut appender = file_appender(&path);
+    appender.queue_size = 8;
+    appender.discarding_threshold = 8; // drop INFO as soon as one slot is taken
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    hammer(&dispatch, 4, 20_000, |_, i| {
+        if i % 2 == 0 {
+            tracing::info!(i, "droppable");
+        } else {
+            tracing::warn!(i, "kept");
+        }
+    });
+    let stats = logging.shutdown(Duration::from_secs(30));
+    let info = stats[0].level(tracing::Level::INFO);
+    let warn = stats[0].level(tracing::Level::WARN);
+    assert_eq!(info.emitted, 40_000);
+    assert_eq!(info.emitted, info.written + info.dropped);
+    assert!(info.dropped > 0, "{info:?}");
+    assert_eq!(
+        (warn.emitted, warn.written, warn.dropped),
+        (40_000, 40_000, 0)
+    );
+}
+
+#[test]
+fn loggers_route_to_their_own_appenders_and_additivity_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let root_path = dir.path().join("root.log");
+    let quotes_path = dir.path().join("quotes.log");
+    let mut loggers = std::collections::BTreeMap::new();
+    loggers.insert(
+        "pipeline::quotes".to_owned(),
+        LoggerConfig {
+            level: ConfigLevel::Debug,
+            additive: false,
+            appenders: vec![AppenderFactory::File(file_appender(&quotes_path))],
+        },
+    );
+    loggers.insert(
+        "pipeline::noisy".to_owned(),
+        LoggerConfig::level(ConfigLevel::Warn),
+    );
+    let factory = LoggingFactory {
+        loggers,
+        appenders: vec![AppenderFactory::File(file_appender(&root_path))],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(&dispatch, || {
+        tracing::debug!(target: "pipeline::quotes::feed", "quote debug");
+        tracing::info!(target: "pipeline::quotes", "quote info");
+        tracing::info!(target: "pipeline::noisy", "noisy info");
+        tracing::warn!(target: "pipeline::noisy", "noisy warn");
+        tracing::debug!(target: "pipeline::other", "other debug");
+        tracing::info!(target: "pipeline::other", "other info");
+    });
+    logging.shutdown(Duration::from_secs(5));
+    let root = std::fs::read_to_string(&root_path).unwrap();
+    let quotes = std::fs::read_to_string(&quotes_path).unwrap();
+    assert_eq!(
+        quotes,
+        "DEBUG pipeline::quotes::feed main quote debug\nINFO  pipeline::quotes main quote info\n"
+            .replace("main", &thread_name())
+    );
+    assert!(!root.contains("quote"), "{root}");
+    assert!(
+        root.contains("noisy warn") && !root.contains("noisy info"),
+        "{root}"
+    );
+    assert!(
+        root.contains("other info") && !root.contains("other debug"),
+        "{root}"
+    );
+}
+
+fn thread_name() -> String {
+    std::thread::current().name().unwrap_or("main").to_owned()
+}
+
+#[test]
+fn level_changes_are_seen_by_every_thread_and_revert() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("levels.log");
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(file_appender(&path))],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    let emit = |dispatch: &Dispatch, tag: &'static str| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let d = dispatch.clone();
+                std::thread::spawn(move || {
+                    tracing::dispatcher::with_default(
+                        &d,
+                        || tracing::debug!(target: "pipeline::levels", t, tag),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+    };
+    emit(&dispatch, "before");
+    let reply = logging
+        .levels()
+        .set("pipeline::levels", Some(ConfigLevel::Debug), None)
+        .unwrap();
+    assert_eq!(
+        reply,
+        "Configured logging level for pipeline::levels to DEBUG"
+    );
+    emit(&dispatch, "during");
+    let reply = logging
+        .levels()
+        .set("pipeline::levels", None, None)
+        .unwrap();
+    assert_eq!(
+        reply,
+        "Configured logging level for pipeline::levels to the configured level"
+    );
+    emit(&dispatch, "after");
+    let reply = logging
+        .levels()
+        .set(
+            "pipeline::levels",
+            Some(ConfigLevel::Trace),
+            Some(Duration::from_millis(300)),
+        )
+        .unwrap();
+    assert_eq!(
+        reply,
+        "Configured logging level for pipeline::levels to TRACE for 300 milliseconds"
+    );
+    emit(&dispatch, "timed");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while logging
+        .levels()
+        .effective()
+        .iter()
+        .any(|(n, _)| n == "pipeline::levels")
+    {
+        assert!(Instant::now() < deadline, "the timed level did not revert");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    emit(&dispatch, "reverted");
+    logging.shutdown(Duration::from_secs(5));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let count = |tag: &str| {
+        text.lines()
+            .filter(|l| l.ends_with(&format!("tag=\"{tag}\"")) || l.ends_with(tag))
+            .count()
+    };
+    assert_eq!(
+        [
+            count("before"),
+            count("during"),
+            count("after"),
+            count("timed"),
+            count("reverted")
+        ],
+        [0, 4, 0, 4, 0],
+        "{text}"
+    );
+}
+
+#[test]
+fn json_layout_writes_dropwizard_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("json.log");
+    let mut appender = file_appender(&path);
+    appender.layout = Some(LayoutFactory::Json(JsonLayoutFactory {
+        custom_field_names: [("message".to_owned(), "msg".to_owned())].into(),
+        additional_fields: [("service".to_owned(), "realtime".to_owned())].into(),
+        ..Default::default()
+    }));
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(&dispatch, || {
+        let span = tracing::info_span!("request", request_id = "r-1");
+        let _e = span.enter();
+        let err = std::io::Error::other("disk \"full\"");
+        tracing::error!(target: "pipeline::json", error = &err as &dyn std::error::Error, symbol = "ACME", "line one\nline two");
+    });
+    logging.shutdown(Duration::from_secs(5));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["level"], "ERROR");
+    assert_eq!(v["logger"], "pipeline::json");
+    assert_eq!(v["msg"], "line one\nline two");
+    assert_eq!(v["exception"], "disk \"full\"");
+    assert_eq!(v["mdc"]["request_id"], "r-1");
+    assert_eq!(v["mdc"]["symbol"], "ACME");
+    assert_eq!(v["service"], "realtime");
+    assert!(v["timestamp"].as_i64().unwrap() > 1_700_000_000_000);
+    assert!(v["thread"].is_string());
+}
+
+#[test]
+fn time_based_rotation_by_the_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let current = dir.path().join("t.log");
+    let mut appender = file_appender(&current);
+    appender.archive = true;
+    appender.archived_log_filename_pattern = Some(
+        dir.path()
+            .join("t-%d{yyyy-MM-dd_HH-mm-ss}.log")
+            .display()
+            .to_string(),
+    );
+    appender.archived_file_count = 2;
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    let started = Instant::now();
+    let mut n = 0u64;
+    tracing::dispatcher::with_default(&dispatch, || {
+        while started.elapsed() < Duration::from_millis(3500) {
+            tracing::info!(n, "tick");
+            n += 1;
+            if n % 100 == 0 {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    });
+    logging.shutdown(Duration::from_secs(5));
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let archives = files.iter().filter(|f| f.starts_with("t-")).count();
+    // At least three seconds passed: three rotations, of which archivedFileCount keeps 2.
+    assert_eq!(archives, 2, "{files:?}");
+    // The kept archives and the current file hold a contiguous tail of the sequence.
+    let mut seqs: Vec<u64> = read_all(dir.path())
+        .iter()
+        .map(|l| field(l, "n="))
+        .collect();
+    seqs.sort();
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1),
+        "a line is missing or doubled"
+    );
+    assert_eq!(*seqs.last().unwrap(), n - 1);
+}
+
+#[test]
+fn an_unwritable_file_counts_errors_and_never_blocks() {
+    let mut appender = file_appender(Path::new("/dev/full"));
+    appender.discarding_threshold = 0; // blocking mode: only a stalled writer could block us
+    appender.queue_size = 16;
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let d = dispatch.clone();
+    std::thread::spawn(move || {
+        tracing::dispatcher::with_default(&d, || {
+            (0..100_000).for_each(|i| tracing::info!(i, "to /dev/full"))
+        });
+        let _ = done_tx.send(());
+    });
+    // A liveness bound, not a benchmark: a writer stalled on ENOSPC would hang forever.
+    done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the application thread was blocked");
+    let stats = logging.shutdown(Duration::from_secs(10));
+    let total = stats[0].total();
+    assert_eq!(total.emitted, 100_000);
+    assert_eq!(total.written, 0);
+    assert_eq!(total.dropped, 100_000);
+    assert!(stats[0].write_errors > 0);
+}
+
+#[test]
+fn syslog_over_udp_is_rfc_5424() {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let syslog = SyslogAppenderFactory {
+        host: "127.0.0.1".into(),
+        port,
+        log_format: Some("%c: %m".into()),
+        ..Default::default()
+    };
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::Syslog(syslog)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(
+        &dispatch,
+        || tracing::warn!(target: "pipeline::syslog", code = 7, "disk nearly full"),
+    );
+    logging.shutdown(Duration::from_secs(5));
+    let mut buf = [0u8; 2048];
+    let n = socket.recv(&mut buf).unwrap();
+    let msg = String::from_utf8_lossy(&buf[..n]);
+    // local0 (16) * 8 + warning (4) = 132.
+    assert!(msg.starts_with("<132>1 "), "{msg}");
+    assert!(
+        msg.ends_with(" pipeline-test ".to_owned().trim_end()) || msg.contains(" pipeline-test "),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with("- - pipeline::syslog: disk nearly full code=7"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn syslog_over_tcp_is_octet_counted_and_a_closed_port_never_blocks() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let syslog = SyslogAppenderFactory {
+        host: "127.0.0.1".into(),
+        port,
+        protocol: SyslogProtocol::Tcp,
+        log_format: Some("%m".into()),
+        ..Default::default()
+    };
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::Syslog(syslog)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(&dispatch, || {
+        tracing::info!("one");
+        tracing::info!("two");
+    });
+    logging.flush(Duration::from_secs(5));
+    let (mut conn, _) = listener.accept().unwrap();
+    logging.shutdown(Duration::from_secs(5));
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    // RFC 6587 octet counting: LEN SP MSG, repeated.
+    let mut rest = text.as_str();
+    let mut frames = Vec::new();
+    while !rest.is_empty() {
+        let (len, after) = rest.split_once(' ').unwrap();
+        let len: usize = len.parse().unwrap();
+        frames.push(&after[..len]);
+        rest = &after[len..];
+    }
+    assert_eq!(frames.len(), 2, "{text}");
+    for (frame, word) in frames.iter().zip(["one", "two"]) {
+        assert!(
+            frame.starts_with("<134>1 ") && frame.ends_with(&format!("- - {word}")),
+            "{frame}"
+        );
+    }
+    assert!(
+        text.starts_with(char::is_numeric),
+        "octet count first: {text}"
+    );
+
+    // Now a TCP appender to a port nobody listens on.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let tcp = TcpAppenderFactory {
+        host: "127.0.0.1".into(),
+        port: closed,
+        ..Default::default()
+    };
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::Tcp(tcp)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    let logging = Arc::new(logging);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        tracing::dispatcher::with_default(&dispatch, || {
+            (0..20_000).for_each(|i| tracing::warn!(i, "nobody listens"))
+        });
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the application thread was blocked");
+    let stats = logging.shutdown(Duration::from_secs(10));
+    let total = stats[0].total();
+    assert_eq!(total.emitted, 20_000);
+    assert_eq!(total.emitted, total.written + total.dropped);
+    assert!(stats[0].write_errors > 0);
+}
