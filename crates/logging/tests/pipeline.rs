@@ -403,7 +403,7 @@ fn time_based_rotation_by_the_second() {
         while started.elapsed() < Duration::from_millis(3500) {
             tracing::info!(n, "tick");
             n += 1;
-            if n % 100 == 0 {
+            if n.is_multiple_of(100) {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
