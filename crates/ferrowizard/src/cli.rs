@@ -75,7 +75,12 @@ pub fn run_from<A: Application>(
                     ExitCode::FAILURE
                 }
             },
-            Ok(_) => {
+            Ok(cfg) => {
+                // DropWizard's Java logger names stand for Rust targets: say which.
+                let loggers = cfg.logging().loggers.keys();
+                for line in ferrowizard_logging::names::describe_mappings(loggers) {
+                    println!("{line}");
+                }
                 println!("Configuration is OK");
                 ExitCode::SUCCESS
             }

@@ -16,6 +16,8 @@ fn log_records_are_bridged_and_follow_level_changes() {
         current_log_filename: Some(path.display().to_string()),
         archive: false,
         log_format: Some("%-5p %c %m%n".into()),
+        // Lossless: this test is about the bridge and the guard, not the drop policy.
+        discarding_threshold: 0,
         ..Default::default()
     };
     let factory = LoggingFactory {

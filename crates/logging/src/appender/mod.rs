@@ -24,7 +24,9 @@ pub(crate) mod worker;
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::thread::JoinHandle;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
+use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, TrySendError, bounded};
@@ -99,6 +101,10 @@ pub struct Appender {
     tx: Sender<Msg>,
     pool: Arc<ArrayQueue<Box<Record>>>,
     counters: Arc<Counters>,
+    /// The writer thread, woken when the queue is half full or it sleeps for good.
+    writer: Thread,
+    sleeping: Arc<AtomicBool>,
+    wake_depth: usize,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -126,8 +132,20 @@ impl Appender {
         let (tx, rx) = bounded(policy.capacity);
         let pool = Arc::new(ArrayQueue::new(policy.capacity + 64));
         let counters = Arc::new(Counters::default());
-        let worker = worker::spawn(&name, rx, pool.clone(), counters.clone(), layout, sink)?;
+        let sleeping = Arc::new(AtomicBool::new(false));
+        let worker = worker::spawn(
+            &name,
+            rx,
+            pool.clone(),
+            counters.clone(),
+            sleeping.clone(),
+            layout,
+            sink,
+        )?;
         Ok(Appender {
+            writer: worker.thread().clone(),
+            sleeping,
+            wake_depth: (policy.capacity / 2).max(1),
             name,
             threshold,
             include_caller,
@@ -188,8 +206,13 @@ impl Appender {
         } else {
             self.tx.send(msg).map_err(|e| e.0)
         };
-        if let Err(Msg::Record(r)) = result {
-            self.drop_record(r, level);
+        match result {
+            Err(Msg::Record(r)) => self.drop_record(r, level),
+            _ => {
+                if depth + 1 >= self.wake_depth || self.sleeping.load(SeqCst) {
+                    self.writer.unpark();
+                }
+            }
         }
     }
 
@@ -223,6 +246,7 @@ impl Appender {
         if self.tx.send_deadline(msg(ack_tx), deadline).is_err() {
             return false;
         }
+        self.writer.unpark();
         ack_rx.recv_deadline(deadline).is_ok()
     }
 

@@ -4,7 +4,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use crossbeam_queue::ArrayQueue;
 
 use super::Msg;
@@ -16,6 +19,11 @@ use crate::sink::Sink;
 /// A batch is written once it holds this many bytes, or when the queue is empty.
 const BATCH_BYTES: usize = 64 * 1024;
 
+/// How long the writer naps when the queue is empty, and how many naps before it sleeps
+/// until woken.
+const NAP: Duration = Duration::from_millis(1);
+const IDLE_NAPS: u32 = 100;
+
 /// Write errors are reported on stderr at most this often.
 const ERROR_REPORT_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -24,6 +32,7 @@ pub(crate) fn spawn(
     rx: Receiver<Msg>,
     pool: Arc<ArrayQueue<Box<Record>>>,
     counters: Arc<Counters>,
+    sleeping: Arc<AtomicBool>,
     layout: Layout,
     sink: Box<dyn Sink>,
 ) -> std::io::Result<JoinHandle<()>> {
@@ -32,6 +41,7 @@ pub(crate) fn spawn(
         rx,
         pool,
         counters,
+        sleeping,
         layout,
         sink,
         batch: Vec::with_capacity(BATCH_BYTES * 2),
@@ -52,6 +62,8 @@ struct Worker {
     rx: Receiver<Msg>,
     pool: Arc<ArrayQueue<Box<Record>>>,
     counters: Arc<Counters>,
+    /// Set while the writer sleeps until woken (rather than napping).
+    sleeping: Arc<AtomicBool>,
     layout: Layout,
     sink: Box<dyn Sink>,
     batch: Vec<u8>,
@@ -66,26 +78,38 @@ struct Worker {
 }
 
 impl Worker {
+    /// Writes batches until told to stop or every sender is gone.
+    ///
+    /// The writer does not block on the channel: a sender that finds the receiver blocked
+    /// must wake it with a system call, and under load that would be paid on every few
+    /// events by a request thread. Instead the writer naps (1 ms) when the queue is empty,
+    /// and request threads wake it only when the queue is half full, when it is asleep for
+    /// good (after 100 ms idle), or to flush.
     fn run(&mut self) {
-        while let Ok(msg) = self.rx.recv() {
-            self.take(msg);
-            while self.batch.len() < BATCH_BYTES && self.acks.is_empty() {
-                match self.rx.try_recv() {
-                    Ok(msg) => self.take(msg),
-                    Err(_) => break,
+        let mut naps = 0;
+        loop {
+            match self.rx.try_recv() {
+                Ok(msg) => {
+                    naps = 0;
+                    self.take(msg);
+                    self.drain_batch();
+                    if self.stop {
+                        break;
+                    }
                 }
-            }
-            self.write_batch();
-            if !self.acks.is_empty() {
-                if let Err(e) = self.sink.flush() {
-                    self.report(&e, 0);
+                Err(TryRecvError::Disconnected) => break,
+                Err(TryRecvError::Empty) if naps < IDLE_NAPS => {
+                    naps += 1;
+                    std::thread::park_timeout(NAP);
                 }
-                for ack in self.acks.drain(..) {
-                    let _ = ack.send(());
+                Err(TryRecvError::Empty) => {
+                    self.sleeping.store(true, SeqCst);
+                    if self.rx.is_empty() {
+                        std::thread::park();
+                    }
+                    self.sleeping.store(false, SeqCst);
+                    naps = 0;
                 }
-            }
-            if self.stop {
-                break;
             }
         }
         // The queue is closed or we were told to stop: whatever is still queued is
@@ -100,6 +124,25 @@ impl Worker {
         let _ = self.sink.flush();
         for ack in self.acks.drain(..) {
             let _ = ack.send(());
+        }
+    }
+
+    /// Takes what is queued (up to a batch), writes it, and answers flushes.
+    fn drain_batch(&mut self) {
+        while self.batch.len() < BATCH_BYTES && self.acks.is_empty() {
+            match self.rx.try_recv() {
+                Ok(msg) => self.take(msg),
+                Err(_) => break,
+            }
+        }
+        self.write_batch();
+        if !self.acks.is_empty() {
+            if let Err(e) = self.sink.flush() {
+                self.report(&e, 0);
+            }
+            for ack in self.acks.drain(..) {
+                let _ = ack.send(());
+            }
         }
     }
 
