@@ -576,3 +576,113 @@ fn syslog_over_tcp_is_octet_counted_and_a_closed_port_never_blocks() {
     assert_eq!(total.emitted, total.written + total.dropped);
     assert!(stats[0].write_errors > 0);
 }
+
+#[test]
+fn a_tcp_peer_that_comes_back_gets_the_lines_again() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let tcp = TcpAppenderFactory {
+        host: "127.0.0.1".into(),
+        port,
+        log_format: Some("%m%n".into()),
+        ..Default::default()
+    };
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::Tcp(tcp)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(&dispatch, || tracing::warn!("while down"));
+    logging.flush(Duration::from_secs(5));
+    assert_eq!(logging.stats()[0].total().dropped, 1);
+    // The peer comes up; the appender reconnects (at most once a second) and delivers.
+    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    tracing::dispatcher::with_default(&dispatch, || tracing::warn!("after recovery"));
+    logging.flush(Duration::from_secs(5));
+    let (mut conn, _) = listener.accept().unwrap();
+    logging.shutdown(Duration::from_secs(5));
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    assert_eq!(text, "after recovery\n");
+}
+
+#[test]
+fn a_fixed_window_keeps_the_newest_archives_and_the_size_cap_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let current = dir.path().join("w.log");
+    let mut appender = file_appender(&current);
+    appender.archive = true;
+    appender.archived_log_filename_pattern =
+        Some(dir.path().join("w.%i.log").display().to_string());
+    appender.max_file_size = Some(ferrowizard_config::Size::kibibytes(64));
+    appender.archived_file_count = 3;
+    appender.discarding_threshold = 0;
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(&dispatch, || {
+        (0..20_000u64).for_each(|n| tracing::info!(n, "window"))
+    });
+    logging.shutdown(Duration::from_secs(10));
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["w.1.log", "w.2.log", "w.3.log", "w.log"]);
+    // w.3 < w.2 < w.1 < w.log, contiguous: the newest lines were kept, in order.
+    let seqs: Vec<u64> = ["w.3.log", "w.2.log", "w.1.log", "w.log"]
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(dir.path().join(f))
+                .unwrap()
+                .lines()
+                .map(|l| field(l, "n="))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1));
+    assert_eq!(*seqs.last().unwrap(), 19_999);
+    for f in &names {
+        assert!(
+            std::fs::metadata(dir.path().join(f)).unwrap().len() <= 64 * 1024,
+            "{f} is over maxFileSize"
+        );
+    }
+
+    // totalSizeCap: archives beyond it are deleted, oldest first.
+    let dir = tempfile::tempdir().unwrap();
+    let mut appender = file_appender(&dir.path().join("c.log"));
+    appender.archive = true;
+    appender.archived_log_filename_pattern =
+        Some(dir.path().join("c-%d{yyyy}-%i.log").display().to_string());
+    appender.max_file_size = Some(ferrowizard_config::Size::kibibytes(16));
+    appender.archived_file_count = 0;
+    appender.total_size_cap = Some(ferrowizard_config::Size::kibibytes(40));
+    appender.discarding_threshold = 0;
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(&dispatch, || {
+        (0..5_000u64).for_each(|n| tracing::info!(n, "capped"))
+    });
+    logging.shutdown(Duration::from_secs(10));
+    let archived: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("c-"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(
+        archived > 0 && archived <= 40 * 1024,
+        "archives hold {archived} bytes"
+    );
+}
