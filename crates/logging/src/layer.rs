@@ -134,7 +134,9 @@ where
             routed = self.route(event.metadata().target());
             &routed
         };
-        let mut accepted = route.iter().filter(|a| a.accepts(level));
+        let mut accepted = route
+            .iter()
+            .filter(|a| a.accepts(level) && !a.drop_early(level));
         let Some(first) = accepted.next() else { return };
         let mut record = first.record();
         capture(&mut record, event, &ctx, first.include_caller());

@@ -186,6 +186,23 @@ impl Appender {
         }
     }
 
+    /// Drops an event of `level` before it is captured if the queue is too full to take it
+    /// (counted as emitted and dropped): rendering an event only to discard it would waste
+    /// the request thread's time exactly when the service is busiest. Returns whether it
+    /// was dropped.
+    #[inline]
+    pub fn drop_early(&self, level: &Level) -> bool {
+        let level = level_index(level);
+        let depth = self.tx.len();
+        let full = self.policy.never_block && depth >= self.policy.capacity;
+        if full || self.policy.drops_by_level(level, depth) {
+            self.counters.emitted(level);
+            self.counters.dropped(level, 1);
+            return true;
+        }
+        false
+    }
+
     /// Queues a record under the appender's drop policy. Never panics; what is dropped is
     /// counted.
     #[inline]
