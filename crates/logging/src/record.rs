@@ -81,6 +81,18 @@ pub fn now() -> i128 {
 }
 
 impl Record {
+    /// An empty record with room for a typical event.
+    pub fn with_capacity() -> Record {
+        Record {
+            target: String::with_capacity(64),
+            thread: String::with_capacity(32),
+            message: String::with_capacity(128),
+            fields: Vec::with_capacity(8),
+            field_text: String::with_capacity(128),
+            ..Record::default()
+        }
+    }
+
     /// Empties the record for reuse, keeping its buffers' capacity.
     pub fn clear(&mut self) {
         self.target.clear();

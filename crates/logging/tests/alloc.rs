@@ -70,6 +70,8 @@ fn the_steady_path_allocates_nothing_on_the_calling_thread() {
         current_log_filename: Some(dir.path().join("alloc.log").display().to_string()),
         archive: false,
         discarding_threshold: 0,
+        // A small queue: sends do wait for the writer, in the counted phase too.
+        queue_size: 4,
         ..Default::default()
     };
     let factory = LoggingFactory {
@@ -79,7 +81,7 @@ fn the_steady_path_allocates_nothing_on_the_calling_thread() {
     let (logging, subscriber) = factory.build("alloc-test").unwrap();
     let dispatch = tracing::Dispatch::new(subscriber);
     tracing::dispatcher::with_default(&dispatch, || {
-        // Warm up: the record pool fills and every buffer reaches its working size.
+        // Warm up: every buffer reaches its working size.
         burst(20_000);
         assert!(logging.flush(Duration::from_secs(10)));
         COUNTING.with(|c| c.set(true));
@@ -88,9 +90,12 @@ fn the_steady_path_allocates_nothing_on_the_calling_thread() {
     });
     let stats = logging.shutdown(Duration::from_secs(10));
     assert_eq!(stats[0].total().written, 80_000);
-    assert_eq!(
-        ALLOCATIONS.load(Ordering::Relaxed),
-        0,
-        "allocations on the calling thread in the steady state"
+    // None per event. crossbeam allocates once per thread (its waiting context) and once
+    // per channel (its list of waiting senders) the first time a send has to wait, which
+    // may happen in the counted phase on a busy machine: at most those two.
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+    assert!(
+        allocations <= 2,
+        "{allocations} allocations for 40,000 events on the calling thread"
     );
 }

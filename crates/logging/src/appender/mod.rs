@@ -130,7 +130,12 @@ impl Appender {
     ) -> std::io::Result<Appender> {
         let name = name.into();
         let (tx, rx) = bounded(policy.capacity);
+        // Every record that can be in flight exists from the start, with room for a typical
+        // event: the request threads never allocate one.
         let pool = Arc::new(ArrayQueue::new(policy.capacity + 64));
+        for _ in 0..policy.capacity + 64 {
+            let _ = pool.push(Box::new(Record::with_capacity()));
+        }
         let counters = Arc::new(Counters::default());
         let sleeping = Arc::new(AtomicBool::new(false));
         let worker = worker::spawn(
