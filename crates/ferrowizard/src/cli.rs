@@ -7,16 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::app::{Application, Environment};
 use crate::config::{self, Configuration};
-
-/// An application built on ferrowizard.
-pub trait Application {
-    /// Its configuration, declared with [`configuration!`](crate::configuration).
-    type Config: Configuration;
-
-    /// The name shown in `--help` and at startup.
-    fn name(&self) -> &str;
-}
+use crate::server::Server;
 
 #[derive(Debug, Parser)]
 #[command(version, about = None)]
@@ -27,6 +20,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the service until SIGTERM or SIGINT.
+    Server {
+        /// The YAML (or .json) configuration file.
+        config: PathBuf,
+        /// Override a value (see `check --help`).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        overrides: Vec<String>,
+    },
     /// Load and validate a configuration file, then exit.
     Check {
         /// The YAML (or .json) configuration file.
@@ -60,6 +61,10 @@ pub fn run_from<A: Application>(
         Err(e) => return usage_error(e),
     };
     match cli.command {
+        Command::Server {
+            config: path,
+            overrides,
+        } => serve(app, &path, &overrides),
         Command::Check {
             config: path,
             overrides,
@@ -89,6 +94,104 @@ pub fn run_from<A: Application>(
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// `server`: load, start logging, start the server, wait for a signal, shut down in order.
+fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -> ExitCode {
+    let config = match config::load::<A::Config>(path, overrides) {
+        Ok(c) => c,
+        Err(report) => {
+            eprintln!("{report}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (logging, subscriber) = match config.logging().build(app.name()) {
+        Ok(built) => built,
+        Err(e) => {
+            eprintln!("{}: cannot start logging: {e}", app.name());
+            return ExitCode::FAILURE;
+        }
+    };
+    let guard = match logging.install(subscriber, std::time::Duration::from_secs(5)) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("{}: {e}", app.name());
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(format!("{}-worker", app.name()))
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{}: cannot start the runtime: {e}", app.name());
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(async {
+        let mut environment = Environment::default();
+        if let Err(e) = app.run(&config, &mut environment) {
+            eprintln!("{}: cannot start: {e}", app.name());
+            return ExitCode::FAILURE;
+        }
+        let Environment {
+            router,
+            health_checks,
+        } = environment;
+        let server = match Server::start(
+            config.server(),
+            config.admin(),
+            router,
+            health_checks,
+            app.name(),
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{}: {e}", app.name());
+                return ExitCode::FAILURE;
+            }
+        };
+        for b in server.bound() {
+            println!(
+                "{}: {} listening on {}://{}",
+                app.name(),
+                b.role,
+                b.scheme,
+                b.addr
+            );
+        }
+        tracing::info!(target: "ferrowizard::server", "started {}", app.name());
+        let signal = wait_for_signal().await;
+        tracing::info!(target: "ferrowizard::server", signal, "shutting down");
+        let left = server.shutdown().await;
+        println!(
+            "{}: stopped ({signal}; {left} connections cut at the end of the grace period)",
+            app.name()
+        );
+        ExitCode::SUCCESS
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    // Dropping the guard writes every queued log line and reports losses on stderr.
+    drop(guard);
+    code
+}
+
+async fn wait_for_signal() -> &'static str {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return "SIGINT";
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = tokio::signal::ctrl_c() => "SIGINT",
     }
 }
 

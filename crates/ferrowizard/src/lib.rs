@@ -5,10 +5,13 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod app;
 pub mod cli;
 pub mod config;
+pub mod server;
 
-pub use cli::{Application, run};
+pub use app::{Application, Environment, HealthCheck};
+pub use cli::run;
 
 #[doc(hidden)]
 pub mod __private {

@@ -90,6 +90,25 @@ pub fn start_appender(
     factory: &AppenderFactory,
     app_name: &str,
 ) -> Result<Option<Appender>, BuildError> {
+    start(name, factory, app_name, false)
+}
+
+/// Starts an appender for lines formatted by the caller (the request log's): records are
+/// written as they are, one per line (syslog still adds its header).
+pub fn start_raw_appender(
+    name: &str,
+    factory: &AppenderFactory,
+    app_name: &str,
+) -> Result<Option<Appender>, BuildError> {
+    start(name, factory, app_name, true)
+}
+
+fn start(
+    name: &str,
+    factory: &AppenderFactory,
+    app_name: &str,
+    raw: bool,
+) -> Result<Option<Appender>, BuildError> {
     let invalid = |message: String| BuildError::Invalid {
         appender: name.to_owned(),
         message,
@@ -105,7 +124,11 @@ pub fn start_appender(
         ($a:expr) => {{
             let a = $a;
             let zone = time_zone(&a.time_zone).map_err(invalid)?;
-            let layout = layout(name, a.log_format.as_deref(), a.layout.as_ref(), &zone)?;
+            let layout = if raw {
+                Layout::Raw
+            } else {
+                layout(name, a.log_format.as_deref(), a.layout.as_ref(), &zone)?
+            };
             let policy = QueuePolicy::new(a.queue_size, a.discarding_threshold, a.never_block);
             (a.threshold, a.include_caller_data, zone, layout, policy)
         }};

@@ -29,6 +29,8 @@ pub mod record;
 pub mod sink;
 
 pub use appender::stats::{AppenderStats, LevelCounts};
-pub use build::{BuildError, InstallError, Logging, LoggingGuard, start_appender};
+pub use build::{
+    BuildError, InstallError, Logging, LoggingGuard, start_appender, start_raw_appender,
+};
 pub use config::{AppenderFactory, LayoutFactory, LoggerConfig, LoggingFactory};
 pub use levels::Levels;

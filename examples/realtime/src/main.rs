@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
-use ferrowizard::Application;
 use ferrowizard::config::Duration;
+use ferrowizard::{Application, Environment};
+use realtime::Feed;
 
 ferrowizard::configuration! {
     /// The service's configuration: ferrowizard's sections plus `quotes:`.
@@ -19,7 +20,7 @@ ferrowizard::__private::section! {
     pub struct QuotesConfig {
         /// The symbols quoted.
         #[garde(length(min = 1), inner(length(min = 1, max = 12)))]
-        symbols: Vec<String> = ["ACME", "GLOBEX", "INITECH", "UMBRELLA"].map(str::to_owned).to_vec(),
+        symbols: Vec<String> = realtime::default_symbols(),
         /// How often prices move.
         tick_interval: Duration = Duration::milliseconds(100),
     }
@@ -32,6 +33,34 @@ impl Application for Realtime {
 
     fn name(&self) -> &str {
         "realtime"
+    }
+
+    fn run(
+        &self,
+        config: &RealtimeConfig,
+        environment: &mut Environment,
+    ) -> Result<(), ferrowizard::app::RunError> {
+        let symbols: Vec<String> = config
+            .quotes
+            .symbols
+            .iter()
+            .map(|s| s.to_ascii_uppercase())
+            .collect();
+        let interval = config
+            .quotes
+            .tick_interval
+            .get()
+            .max(std::time::Duration::from_millis(1));
+        let feed = Feed::new(&symbols, interval);
+        tokio::spawn(feed.clone().run());
+        let check = feed.clone();
+        environment
+            .routes(realtime::routes(feed))
+            .health_check("quotes", move || {
+                let feed = check.clone();
+                async move { feed.healthy() }
+            });
+        Ok(())
     }
 }
 

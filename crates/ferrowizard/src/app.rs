@@ -1,0 +1,65 @@
+//! What an application supplies: its configuration type, its routes and its health checks.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::Router;
+
+use crate::config::Configuration;
+
+/// The outcome of a health check: `Ok(message)` healthy, `Err(message)` unhealthy.
+pub type CheckResult = Result<Option<String>, String>;
+
+/// A named health check, run by `/healthcheck` on the admin connector.
+pub trait HealthCheck: Send + Sync + 'static {
+    /// Checks; a check that does not answer within `admin.healthChecks.timeout` is unhealthy.
+    fn check(&self) -> Pin<Box<dyn Future<Output = CheckResult> + Send + '_>>;
+}
+
+impl<F, Fut> HealthCheck for F
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = CheckResult> + Send + 'static,
+{
+    fn check(&self) -> Pin<Box<dyn Future<Output = CheckResult> + Send + '_>> {
+        Box::pin(self())
+    }
+}
+
+/// What `Application::run` registers: DropWizard's `Environment`.
+#[derive(Default)]
+pub struct Environment {
+    pub(crate) router: Router,
+    pub(crate) health_checks: Vec<(String, Arc<dyn HealthCheck>)>,
+}
+
+impl Environment {
+    /// Adds the application's routes (merged with any added before).
+    pub fn routes(&mut self, router: Router) -> &mut Self {
+        self.router = std::mem::take(&mut self.router).merge(router);
+        self
+    }
+
+    /// Registers a health check under `name`.
+    pub fn health_check(&mut self, name: impl Into<String>, check: impl HealthCheck) -> &mut Self {
+        self.health_checks.push((name.into(), Arc::new(check)));
+        self
+    }
+}
+
+/// The error an application's `run` may return: printed as one line at startup, exit 1.
+pub type RunError = Box<dyn std::error::Error + Send + Sync>;
+
+/// An application built on ferrowizard.
+pub trait Application: Send + Sync + 'static {
+    /// Its configuration, declared with [`configuration!`](crate::configuration).
+    type Config: Configuration + Send + Sync + 'static;
+
+    /// The name shown in `--help`, at startup and in syslog.
+    fn name(&self) -> &str;
+
+    /// Registers routes and health checks. Runs inside the server's runtime, so it may spawn
+    /// background tasks.
+    fn run(&self, config: &Self::Config, environment: &mut Environment) -> Result<(), RunError>;
+}

@@ -1,0 +1,312 @@
+//! A connector: a listening socket, its connections, and their timeouts.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower::util::BoxCloneSyncService;
+use tower::{Service, ServiceExt};
+
+use super::request_log::ClientAddr;
+
+/// The service every connection of a connector runs.
+pub type HttpService = BoxCloneSyncService<Request<Body>, Response<Body>, std::convert::Infallible>;
+
+/// A connector's connection settings.
+#[derive(Clone, Debug)]
+pub struct ConnectionSettings {
+    /// Close a connection idle for this long.
+    pub idle_timeout: Duration,
+    /// A request head must arrive within this time.
+    pub header_read_timeout: Duration,
+    /// Larger request heads get 431.
+    pub max_header_size: usize,
+}
+
+/// Binds `addr` with the connector's socket options.
+pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    socket.set_reuse_address(reuse_address)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog.min(i32::MAX as u32) as i32)?;
+    TcpListener::from_std(socket.into())
+}
+
+/// Counts live connections, so that shutdown can wait for them.
+#[derive(Clone, Debug, Default)]
+pub struct Connections(Arc<()>);
+
+impl Connections {
+    /// Connections still open.
+    pub fn open(&self) -> usize {
+        Arc::strong_count(&self.0) - 1
+    }
+}
+
+/// Accepts connections until `shutdown` turns true.
+pub async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    service: HttpService,
+    settings: ConnectionSettings,
+    mut shutdown: watch::Receiver<bool>,
+    connections: Connections,
+) {
+    let local = listener.local_addr().ok();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // Out of file descriptors and the like: say so, breathe, carry on.
+                tracing::warn!(target: "ferrowizard::server::connector", error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        tracing::debug!(target: "ferrowizard::server::connection", %peer, local = ?local, "connection accepted");
+        let _ = stream.set_nodelay(true);
+        let task = Connection {
+            service: service.clone(),
+            settings: settings.clone(),
+            shutdown: shutdown.clone(),
+            peer,
+            guard: connections.clone(),
+        };
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            match tls {
+                None => task.serve(stream).await,
+                Some(acceptor) => {
+                    let handshake = tokio::time::timeout(
+                        task.settings.header_read_timeout,
+                        acceptor.accept(stream),
+                    )
+                    .await;
+                    match handshake {
+                        Ok(Ok(tls)) => task.serve(tls).await,
+                        Ok(Err(e)) => {
+                            tracing::debug!(target: "ferrowizard::server::connection", %peer, error = %e, "TLS handshake failed")
+                        }
+                        Err(_) => {
+                            tracing::debug!(target: "ferrowizard::server::connection", %peer, "TLS handshake timed out")
+                        }
+                    }
+                }
+            }
+        });
+    }
+    tracing::debug!(target: "ferrowizard::server::connector", local = ?local, "stopped accepting");
+}
+
+struct Connection {
+    service: HttpService,
+    settings: ConnectionSettings,
+    shutdown: watch::Receiver<bool>,
+    peer: SocketAddr,
+    guard: Connections,
+}
+
+impl Connection {
+    async fn serve<T: AsyncRead + AsyncWrite + Unpin + Send + 'static>(mut self, io: T) {
+        let _open = self.guard.clone();
+        let started = Instant::now();
+        let activity = Arc::new(AtomicU64::new(0));
+        let io = TokioIo::new(Watched {
+            inner: io,
+            activity: activity.clone(),
+            started,
+        });
+        let peer = self.peer;
+        let service = self.service.clone();
+        let hyper_service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            req.extensions_mut().insert(ClientAddr(peer));
+            tracing::debug!(target: "ferrowizard::server::request", %peer, method = %req.method(), uri = %req.uri(), version = ?req.version(), "request received");
+            let service = service.clone();
+            async move {
+                let response = service.oneshot(req.map(Body::new)).await;
+                if let Ok(r) = &response {
+                    tracing::debug!(target: "ferrowizard::server::response", %peer, status = r.status().as_u16(), "response written");
+                }
+                response
+            }
+        });
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.settings.header_read_timeout)
+            .max_buf_size(self.settings.max_header_size.max(8192))
+            .keep_alive(true);
+        builder.http2().timer(TokioTimer::new());
+        let conn = builder.serve_connection_with_upgrades(io, hyper_service);
+        tokio::pin!(conn);
+        let idle = self.settings.idle_timeout;
+        let mut tick = tokio::time::interval(
+            (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(1)),
+        );
+        let mut closing = false;
+        loop {
+            tokio::select! {
+                result = conn.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!(target: "ferrowizard::server::connection", %peer, error = %e, "connection error");
+                    }
+                    break;
+                }
+                changed = self.shutdown.changed(), if !closing => {
+                    if changed.is_err() || *self.shutdown.borrow() {
+                        closing = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+                _ = tick.tick(), if !closing => {
+                    let last = Duration::from_millis(activity.load(Relaxed));
+                    if started.elapsed().saturating_sub(last) >= idle {
+                        tracing::debug!(target: "ferrowizard::server::connection", %peer, "idle timeout");
+                        closing = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+        }
+        tracing::debug!(target: "ferrowizard::server::connection", %peer, duration_ms = started.elapsed().as_millis() as u64, "connection closed");
+    }
+}
+
+/// An IO stream that records when it last moved bytes, for the idle timeout.
+struct Watched<T> {
+    inner: T,
+    activity: Arc<AtomicU64>,
+    started: Instant,
+}
+
+impl<T> Watched<T> {
+    fn touch(&self) {
+        self.activity
+            .store(self.started.elapsed().as_millis() as u64, Relaxed);
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.touch();
+        }
+        poll
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
+            self.touch();
+        }
+        poll
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
+            self.touch();
+        }
+        poll
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// Reads a PEM certificate chain and key into a TLS acceptor (ALPN h2 and http/1.1).
+pub fn tls_acceptor(
+    cert_path: &str,
+    key_path: &str,
+    tls13_only: bool,
+    tls12_only: bool,
+) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
+        .and_then(|it| it.collect::<Result<_, _>>())
+        .map_err(|e| format!("cannot read certificate {cert_path}: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!("no certificate in {cert_path}"));
+    }
+    let key = PrivateKeyDer::from_pem_file(key_path)
+        .map_err(|e| format!("cannot read private key {key_path}: {e}"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let versions: &[&rustls::SupportedProtocolVersion] = if tls13_only {
+        &[&rustls::version::TLS13]
+    } else if tls12_only {
+        &[&rustls::version::TLS12]
+    } else {
+        &[&rustls::version::TLS12, &rustls::version::TLS13]
+    };
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .map_err(|e| format!("TLS versions: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| {
+            format!("certificate {cert_path} and key {key_path} do not fit together: {e}")
+        })?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Turns any service producing axum bodies into the connector's boxed service.
+pub fn boxed<S>(service: S) -> HttpService
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    BoxCloneSyncService::new(service)
+}

@@ -1,0 +1,524 @@
+//! The server: connectors from `server:`, the protective layers, the request log, the admin
+//! interface, and graceful shutdown.
+//!
+//! A request's path: [`connector`] accepts and reads it (header timeout, size limit, idle
+//! timeout) → [`request_log`] notes it → [`limits`] admits it or answers 503/405 → body limit,
+//! compression and panic catching (tower-http) → the application's axum router.
+
+pub mod connector;
+pub mod limits;
+pub mod request_log;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use http::{Response, StatusCode};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::app::{CheckResult, HealthCheck};
+use crate::config::server::{
+    ConnectorFactory, GzipFactory, RequestLogFactory, ServerFactory, TlsProtocol,
+};
+use crate::config::{AdminFactory, Size};
+use connector::{ConnectionSettings, Connections, HttpService};
+use limits::{AllowedMethodsLayer, OverloadLayer};
+use request_log::{RequestLog, RequestLogLayer};
+
+/// A startup failure, printed as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A connector could not bind.
+    #[error("cannot listen on {addr} ({what}): {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Which connector.
+        what: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A bad `bindHost`.
+    #[error("{what}: bindHost {host:?} is not an IP address")]
+    Host {
+        /// Which connector.
+        what: String,
+        /// The value.
+        host: String,
+    },
+    /// TLS files that cannot be used.
+    #[error("{what}: {message}")]
+    Tls {
+        /// Which connector.
+        what: String,
+        /// Why.
+        message: String,
+    },
+    /// The request log's appenders could not start.
+    #[error("server.requestLog: {0}")]
+    RequestLog(#[from] ferrowizard_logging::BuildError),
+}
+
+/// One listening connector.
+#[derive(Clone, Debug)]
+pub struct Bound {
+    /// `application` or `admin`.
+    pub role: &'static str,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// The address actually bound (port 0 resolved).
+    pub addr: SocketAddr,
+}
+
+/// A server whose connectors are bound and serving.
+pub struct Server {
+    bound: Vec<Bound>,
+    shutdown: watch::Sender<bool>,
+    connections: Connections,
+    admin_runtime: Option<(std::thread::JoinHandle<()>, watch::Sender<bool>)>,
+    request_log: Option<Arc<RequestLog>>,
+    grace: Duration,
+    overloads: Vec<Arc<limits::Overload>>,
+}
+
+struct Plan {
+    role: &'static str,
+    connector: ConnectorFactory,
+    default_host: IpAddr,
+}
+
+fn settings(c: &ConnectorFactory) -> (ConnectionSettings, u32, bool) {
+    macro_rules! of {
+        ($c:expr) => {
+            (
+                ConnectionSettings {
+                    idle_timeout: $c.idle_timeout.get(),
+                    header_read_timeout: $c.header_read_timeout.get(),
+                    max_header_size: usize::try_from($c.max_request_header_size.to_bytes())
+                        .unwrap_or(usize::MAX),
+                },
+                $c.accept_queue_size,
+                $c.reuse_address,
+            )
+        };
+    }
+    match c {
+        ConnectorFactory::Http(c) => of!(c),
+        ConnectorFactory::Https(c) => of!(c),
+    }
+}
+
+fn address(plan: &Plan) -> Result<SocketAddr, StartError> {
+    let host = match plan.connector.bind_host() {
+        None => plan.default_host,
+        Some(h) if h.eq_ignore_ascii_case("localhost") => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        Some(h) => h.parse().map_err(|_| StartError::Host {
+            what: format!("{} connector", plan.role),
+            host: h.to_owned(),
+        })?,
+    };
+    Ok(SocketAddr::new(host, plan.connector.port()))
+}
+
+fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
+    match &plan.connector {
+        ConnectorFactory::Http(_) => Ok(None),
+        ConnectorFactory::Https(c) => {
+            let v = &c.supported_protocols;
+            let only13 = v.iter().all(|p| *p == TlsProtocol::TlsV13);
+            let only12 = v.iter().all(|p| *p == TlsProtocol::TlsV12);
+            let cert = c.cert_path.as_deref().unwrap_or_default();
+            let key = c.key_path.as_deref().unwrap_or_default();
+            connector::tls_acceptor(cert, key, only13, only12)
+                .map(Some)
+                .map_err(|message| StartError::Tls {
+                    what: format!("{} https connector", plan.role),
+                    message,
+                })
+        }
+    }
+}
+
+/// The protective layers and the request log around a router.
+fn stack(
+    router: Router,
+    overload: &OverloadLayer,
+    allowed: &[String],
+    gzip: &GzipFactory,
+    max_body: Size,
+    request_log: Option<&Arc<RequestLog>>,
+) -> HttpService {
+    let compression = CompressionLayer::new().gzip(gzip.enabled).compress_when(
+        SizeAbove::new(gzip.minimum_entity_size.to_bytes()).and(DefaultPredicate::new()),
+    );
+    let body_limit = usize::try_from(max_body.to_bytes()).unwrap_or(usize::MAX);
+    // Outermost first; each `map_response` turns the body of the layer below it back into
+    // axum's `Body`.
+    let inner = ServiceBuilder::new()
+        .layer(overload.clone())
+        .layer(AllowedMethodsLayer::new(allowed))
+        .map_response(|r: Response<_>| r.map(Body::new))
+        .layer(RequestBodyLimitLayer::new(body_limit))
+        .map_response(|r: Response<_>| r.map(Body::new))
+        .layer(compression)
+        .map_response(|r: Response<_>| r.map(Body::new))
+        .layer(CatchPanicLayer::custom(panicked))
+        .service(router);
+    match request_log {
+        Some(log) => connector::boxed(
+            ServiceBuilder::new()
+                .map_response(|r: Response<_>| r.map(Body::new))
+                .layer(RequestLogLayer(log.clone()))
+                .service(inner),
+        ),
+        None => connector::boxed(inner),
+    }
+}
+
+/// A handler panicked: 500, an ERROR line with the panic message, and serving goes on.
+fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response<String> {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("(a panic without a message)");
+    tracing::error!(target: "ferrowizard::server", panic = message, "a request handler panicked");
+    let mut r = Response::new("Internal Server Error\n".to_owned());
+    *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    r
+}
+
+/// The admin interface's routes.
+pub fn admin_router(checks: Vec<(String, Arc<dyn HealthCheck>)>, admin: &AdminFactory) -> Router {
+    let mut router = Router::new().route("/ping", get(|| async { "pong\n" }));
+    if admin.health_checks.servlet_enabled {
+        let checks = Arc::new(checks);
+        let timeout = admin.health_checks.timeout.get();
+        router = router.route(
+            "/healthcheck",
+            get(move || healthcheck(checks.clone(), timeout)),
+        );
+    }
+    router
+}
+
+/// Runs every check (each within `timeout`) and answers in DropWizard's shape: 200 all
+/// healthy, 500 any unhealthy, 501 none registered.
+async fn healthcheck(
+    checks: Arc<Vec<(String, Arc<dyn HealthCheck>)>>,
+    timeout: Duration,
+) -> impl IntoResponse {
+    if checks.is_empty() {
+        return (StatusCode::NOT_IMPLEMENTED, axum::Json(Report::new()));
+    }
+    let mut results = Vec::with_capacity(checks.len());
+    for (name, check) in checks.iter() {
+        let started = Instant::now();
+        let result: CheckResult = match tokio::time::timeout(timeout, check.check()).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("timed out after {} ms", timeout.as_millis())),
+        };
+        results.push((name.clone(), result, started.elapsed()));
+    }
+    let healthy = results.iter().all(|(_, r, _)| r.is_ok());
+    let timestamp = jiff::Timestamp::now().to_string();
+    let mut body = Report::new();
+    for (name, result, took) in results {
+        let (ok, message) = match result {
+            Ok(m) => (true, m),
+            Err(m) => (false, Some(m)),
+        };
+        let mut entry = std::collections::BTreeMap::new();
+        entry.insert("healthy", CheckValue::Bool(ok));
+        if let Some(m) = message {
+            entry.insert("message", CheckValue::Text(m));
+        }
+        entry.insert("duration", CheckValue::Number(took.as_millis() as u64));
+        entry.insert("timestamp", CheckValue::Text(timestamp.clone()));
+        body.insert(name, entry);
+    }
+    let status = if healthy {
+        StatusCode::OK
+    } else {
+        StatusCode::INTERNAL_SERVER_ERROR
+    };
+    (status, axum::Json(body))
+}
+
+type Report =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<&'static str, CheckValue>>;
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum CheckValue {
+    Bool(bool),
+    Number(u64),
+    Text(String),
+}
+
+fn prefixed(router: Router, path: &str) -> Router {
+    let path = path.trim_end_matches('/');
+    if path.is_empty() {
+        router
+    } else {
+        Router::new().nest(path, router)
+    }
+}
+
+impl Server {
+    /// Binds every connector `server` describes and starts serving. Must be called inside a
+    /// tokio runtime. The admin connectors get a runtime of their own (one thread), so that
+    /// application load cannot starve them.
+    pub async fn start(
+        server: &ServerFactory,
+        admin: &AdminFactory,
+        app_router: Router,
+        checks: Vec<(String, Arc<dyn HealthCheck>)>,
+        app_name: &str,
+    ) -> Result<Server, StartError> {
+        let all = Ipv4Addr::UNSPECIFIED.into();
+        let loopback = Ipv4Addr::LOCALHOST.into();
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let connections = Connections::default();
+        let mut bound = Vec::new();
+        let mut overloads = Vec::new();
+        let admin_router = admin_router(checks, admin);
+        let (request_log_factory, common) = match server {
+            ServerFactory::Default(f) => (
+                &f.request_log,
+                (
+                    f.max_threads,
+                    f.max_queued_requests,
+                    &f.allowed_methods,
+                    &f.gzip,
+                    f.max_request_body_size,
+                    f.shutdown_grace_period,
+                ),
+            ),
+            ServerFactory::Simple(f) => (
+                &f.request_log,
+                (
+                    f.max_threads,
+                    f.max_queued_requests,
+                    &f.allowed_methods,
+                    &f.gzip,
+                    f.max_request_body_size,
+                    f.shutdown_grace_period,
+                ),
+            ),
+        };
+        let (max_threads, max_queued, allowed, gzip, max_body, grace) = common;
+        let request_log = RequestLog::start(request_log_factory as &RequestLogFactory, app_name)?;
+
+        let mut listeners: Vec<(Plan, TcpListener, Option<tokio_rustls::TlsAcceptor>)> = Vec::new();
+        let plans: Vec<(Plan, Router)> = match server {
+            ServerFactory::Default(f) => {
+                let app = prefixed(app_router, &f.application_context_path);
+                let admin_r = prefixed(admin_router, &f.admin_context_path);
+                let mut plans: Vec<(Plan, Router)> = f
+                    .application_connectors
+                    .iter()
+                    .map(|c| {
+                        (
+                            Plan {
+                                role: "application",
+                                connector: c.clone(),
+                                default_host: all,
+                            },
+                            app.clone(),
+                        )
+                    })
+                    .collect();
+                plans.extend(f.admin_connectors.iter().map(|c| {
+                    (
+                        Plan {
+                            role: "admin",
+                            connector: c.clone(),
+                            default_host: loopback,
+                        },
+                        admin_r.clone(),
+                    )
+                }));
+                plans
+            }
+            ServerFactory::Simple(f) => {
+                let router = prefixed(app_router, &f.application_context_path)
+                    .merge(prefixed(admin_router, &f.admin_context_path));
+                vec![(
+                    Plan {
+                        role: "application",
+                        connector: f.connector.clone(),
+                        default_host: all,
+                    },
+                    router,
+                )]
+            }
+        };
+        let mut routers = Vec::new();
+        for (plan, router) in plans {
+            let addr = address(&plan)?;
+            let (_, backlog, reuse) = settings(&plan.connector);
+            let listener =
+                connector::bind(addr, backlog, reuse).map_err(|source| StartError::Bind {
+                    addr,
+                    what: format!("{} connector", plan.role),
+                    source,
+                })?;
+            let tls = tls(&plan)?;
+            routers.push(router);
+            listeners.push((plan, listener, tls));
+        }
+        let mut admin_jobs = Vec::new();
+        for ((plan, listener, tls), router) in listeners.into_iter().zip(routers) {
+            let wanted = address(&plan)?;
+            let addr = listener.local_addr().map_err(|source| StartError::Bind {
+                addr: wanted,
+                what: plan.role.into(),
+                source,
+            })?;
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            bound.push(Bound {
+                role: plan.role,
+                scheme,
+                addr,
+            });
+            let overload = match plan.role {
+                "admin" => OverloadLayer::new(64, 64),
+                _ => OverloadLayer::new(max_threads, max_queued),
+            };
+            overloads.push(overload.state());
+            let service = stack(
+                router,
+                &overload,
+                allowed,
+                gzip,
+                max_body,
+                request_log.as_ref(),
+            );
+            let (conn_settings, _, _) = settings(&plan.connector);
+            if plan.role == "admin" {
+                admin_jobs.push((listener.into_std(), tls, service, conn_settings));
+            } else {
+                tokio::spawn(connector::accept_loop(
+                    listener,
+                    tls,
+                    service,
+                    conn_settings,
+                    shutdown_rx.clone(),
+                    connections.clone(),
+                ));
+            }
+        }
+        let admin_runtime = if admin_jobs.is_empty() {
+            None
+        } else {
+            Some(start_admin_runtime(admin_jobs)?)
+        };
+        Ok(Server {
+            bound,
+            shutdown,
+            connections,
+            admin_runtime,
+            request_log,
+            grace: grace.get(),
+            overloads,
+        })
+    }
+
+    /// The bound connectors.
+    pub fn bound(&self) -> &[Bound] {
+        &self.bound
+    }
+
+    /// Requests answered 503 for overload, per connector (in `bound` order).
+    pub fn rejected(&self) -> Vec<u64> {
+        self.overloads.iter().map(|o| o.rejected()).collect()
+    }
+
+    /// Stops accepting, lets open connections finish their requests within the grace
+    /// period, then writes every request-log line. Returns the connections still open when
+    /// the grace period ran out.
+    pub async fn shutdown(self) -> usize {
+        let _ = self.shutdown.send(true);
+        if let Some((thread, stop)) = self.admin_runtime {
+            let _ = stop.send(true);
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+        let deadline = Instant::now() + self.grace;
+        while self.connections.open() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let left = self.connections.open();
+        if left > 0 {
+            tracing::warn!(target: "ferrowizard::server", connections = left, grace_ms = self.grace.as_millis() as u64, "connections still open after the grace period are closed");
+        }
+        if let Some(log) = &self.request_log {
+            for a in log.appenders() {
+                a.stop(Duration::from_secs(10));
+            }
+        }
+        left
+    }
+}
+
+type AdminJob = (
+    std::io::Result<std::net::TcpListener>,
+    Option<tokio_rustls::TlsAcceptor>,
+    HttpService,
+    ConnectionSettings,
+);
+
+fn start_admin_runtime(
+    jobs: Vec<AdminJob>,
+) -> Result<(std::thread::JoinHandle<()>, watch::Sender<bool>), StartError> {
+    let (stop, stop_rx) = watch::channel(false);
+    let mut ready = Vec::new();
+    for (listener, tls, service, settings) in jobs {
+        let listener = listener.map_err(|source| StartError::Bind {
+            addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+            what: "admin connector".into(),
+            source,
+        })?;
+        ready.push((listener, tls, service, settings));
+    }
+    let thread = std::thread::Builder::new()
+        .name("ferrowizard-admin".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::error!(target: "ferrowizard::server", error = %e, "cannot start the admin runtime");
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let connections = Connections::default();
+                let mut tasks = Vec::new();
+                for (listener, tls, service, settings) in ready {
+                    match TcpListener::from_std(listener) {
+                        Ok(l) => tasks.push(tokio::spawn(connector::accept_loop(l, tls, service, settings, stop_rx.clone(), connections.clone()))),
+                        Err(e) => tracing::error!(target: "ferrowizard::server", error = %e, "admin connector"),
+                    }
+                }
+                for t in tasks {
+                    let _ = t.await;
+                }
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while connections.open() > 0 && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            });
+        })
+        .map_err(|source| StartError::Bind { addr: SocketAddr::from(([0, 0, 0, 0], 0)), what: "admin runtime".into(), source })?;
+    Ok((thread, stop))
+}

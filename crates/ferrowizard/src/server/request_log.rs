@@ -1,0 +1,413 @@
+//! The request log: one line per request, through the logging pipeline's appenders.
+//!
+//! Hand-written as a tower layer rather than tower-http's `TraceLayer`: the line needs the
+//! bytes of the body actually sent and the time until the last of them, so it is written when
+//! the response body ends (or is dropped), and it must reach the appenders without going
+//! through `tracing`'s per-event machinery and level filters (a request log is not a level).
+//! The line is formatted on the request thread into a recycled record (no allocation once
+//! warm) and queued lossless by default: every completed request has its line.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Buf;
+use ferrowizard_logging::appender::Appender;
+use ferrowizard_logging::record::now;
+use http::{HeaderMap, Request, Response};
+use http_body::{Body, Frame, SizeHint};
+use jiff::tz::TimeZone;
+use tower::{Layer, Service};
+
+use crate::config::server::RequestLogFactory;
+
+/// The client's address, set on each request by the connector.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddr(pub SocketAddr);
+
+/// Line format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    /// DropWizard's default: NCSA combined plus elapsed milliseconds.
+    Combined,
+    /// One JSON object per line (`layout: {type: access-json}`).
+    Json,
+}
+
+/// The request log's appenders and settings, shared by every connection.
+#[derive(Debug)]
+pub struct RequestLog {
+    appenders: Vec<Appender>,
+    excluded: Vec<String>,
+    format: Format,
+    zone: TimeZone,
+}
+
+impl RequestLog {
+    /// Starts the appenders of a `requestLog` section; `None` when it has none, so that no
+    /// layer (and no cost) is added.
+    pub fn start(
+        factory: &RequestLogFactory,
+        app_name: &str,
+    ) -> Result<Option<Arc<RequestLog>>, ferrowizard_logging::BuildError> {
+        let mut appenders = Vec::new();
+        let mut format = Format::Combined;
+        for (i, f) in factory.appenders.iter().enumerate() {
+            let mut f = f.clone();
+            lossless_by_default(&mut f);
+            if matches!(
+                layout_of(&f),
+                Some(ferrowizard_logging::LayoutFactory::AccessJson(_))
+            ) {
+                format = Format::Json;
+            }
+            let name = format!("server.requestLog.appenders[{i}]");
+            if let Some(a) = ferrowizard_logging::start_raw_appender(&name, &f, app_name)? {
+                appenders.push(a);
+            }
+        }
+        if appenders.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(RequestLog {
+            appenders,
+            excluded: factory.excluded_paths.clone(),
+            format,
+            zone: TimeZone::UTC,
+        })))
+    }
+
+    /// The appenders, for their counters and for flushing at shutdown.
+    pub fn appenders(&self) -> &[Appender] {
+        &self.appenders
+    }
+
+    fn excluded(&self, path: &str) -> bool {
+        self.excluded.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => path.starts_with(prefix),
+            None => path == p,
+        })
+    }
+
+    fn write(&self, entry: &Entry, status: u16, bytes: u64) {
+        let elapsed = entry.started.elapsed().as_millis();
+        let mut first: Option<Box<ferrowizard_logging::record::Record>> = None;
+        for appender in &self.appenders {
+            let mut record = appender.record();
+            match &first {
+                None => {
+                    record.preformatted = true;
+                    record.level = tracing::Level::INFO;
+                    record.time = entry.time;
+                    match self.format {
+                        Format::Combined => combined(
+                            &mut record.message,
+                            entry,
+                            status,
+                            bytes,
+                            elapsed,
+                            &self.zone,
+                        ),
+                        Format::Json => json(&mut record.message, entry, status, bytes, elapsed),
+                    }
+                }
+                Some(r) => record.copy_from(r),
+            }
+            if first.is_none() && self.appenders.len() > 1 {
+                let mut copy = appender.record();
+                copy.copy_from(&record);
+                first = Some(copy);
+            }
+            appender.submit(record);
+        }
+    }
+}
+
+fn layout_of(
+    f: &ferrowizard_logging::AppenderFactory,
+) -> Option<&ferrowizard_logging::LayoutFactory> {
+    use ferrowizard_logging::AppenderFactory::*;
+    match f {
+        Console(a) => a.layout.as_ref(),
+        File(a) => a.layout.as_ref(),
+        Syslog(a) => a.layout.as_ref(),
+        Tcp(a) => a.layout.as_ref(),
+        Udp(a) => a.layout.as_ref(),
+    }
+}
+
+/// The request log waits rather than drops unless told otherwise (`discardingThreshold`
+/// left at its default of -1 means 0 here).
+fn lossless_by_default(f: &mut ferrowizard_logging::AppenderFactory) {
+    use ferrowizard_logging::AppenderFactory::*;
+    let threshold = match f {
+        Console(a) => &mut a.discarding_threshold,
+        File(a) => &mut a.discarding_threshold,
+        Syslog(a) => &mut a.discarding_threshold,
+        Tcp(a) => &mut a.discarding_threshold,
+        Udp(a) => &mut a.discarding_threshold,
+    };
+    if *threshold < 0 {
+        *threshold = 0;
+    }
+}
+
+/// What the line needs from the request, taken before the handler runs.
+struct Entry {
+    started: Instant,
+    time: i128,
+    client: Option<SocketAddr>,
+    method: http::Method,
+    uri: String,
+    version: http::Version,
+    referer: Option<http::HeaderValue>,
+    user_agent: Option<http::HeaderValue>,
+}
+
+fn header(headers: &HeaderMap, name: http::HeaderName) -> Option<http::HeaderValue> {
+    headers.get(name).cloned()
+}
+
+fn version(v: http::Version) -> &'static str {
+    match v {
+        http::Version::HTTP_09 => "HTTP/0.9",
+        http::Version::HTTP_10 => "HTTP/1.0",
+        http::Version::HTTP_2 => "HTTP/2.0",
+        http::Version::HTTP_3 => "HTTP/3.0",
+        _ => "HTTP/1.1",
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// `%h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D`.
+fn combined(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128, zone: &TimeZone) {
+    use std::fmt::Write;
+    match e.client {
+        Some(addr) => {
+            let _ = write!(out, "{}", addr.ip());
+        }
+        None => out.push('-'),
+    }
+    out.push_str(" - - [");
+    if let Ok(ts) = jiff::Timestamp::from_nanosecond(e.time) {
+        let z = ts.to_zoned_datetime(zone.clone());
+        let offset = z.offset().seconds();
+        let _ = write!(
+            out,
+            "{:02}/{}/{}:{:02}:{:02}:{:02} {}{:02}{:02}",
+            z.day(),
+            MONTHS[z.month() as usize - 1],
+            z.year(),
+            z.hour(),
+            z.minute(),
+            z.second(),
+            if offset < 0 { '-' } else { '+' },
+            offset.abs() / 3600,
+            offset.abs() % 3600 / 60
+        );
+    }
+    let _ = write!(
+        out,
+        "] \"{} {} {}\" {status} ",
+        e.method,
+        e.uri,
+        version(e.version)
+    );
+    if bytes == 0 {
+        out.push('-');
+    } else {
+        let _ = write!(out, "{bytes}");
+    }
+    for value in [&e.referer, &e.user_agent] {
+        out.push_str(" \"");
+        match value.as_ref().and_then(|v| v.to_str().ok()) {
+            Some(v) => out.extend(v.chars().map(|c| if c == '"' { '\'' } else { c })),
+            None => out.push('-'),
+        }
+        out.push('"');
+    }
+    let _ = write!(out, " {elapsed}");
+}
+
+/// DropWizard's access-json fields.
+fn json(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
+    use std::fmt::Write;
+    let quote = |out: &mut String, s: &str| {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    };
+    let _ = write!(
+        out,
+        "{{\"timestamp\":{},\"remoteAddress\":",
+        e.time.div_euclid(1_000_000)
+    );
+    quote(
+        out,
+        &e.client
+            .map(|a| a.ip().to_string())
+            .unwrap_or_else(|| "-".into()),
+    );
+    let _ = write!(out, ",\"requestTime\":{elapsed},\"requestUri\":");
+    quote(out, &e.uri);
+    let _ = write!(
+        out,
+        ",\"statusCode\":{status},\"method\":\"{}\",\"protocol\":\"{}\",\"contentLength\":{bytes}",
+        e.method,
+        version(e.version)
+    );
+    if let Some(ua) = e.user_agent.as_ref().and_then(|v| v.to_str().ok()) {
+        out.push_str(",\"userAgent\":");
+        quote(out, ua);
+    }
+    out.push('}');
+}
+
+/// Adds the request log to a service.
+#[derive(Clone)]
+pub struct RequestLogLayer(pub Arc<RequestLog>);
+
+impl<S> Layer<S> for RequestLogLayer {
+    type Service = RequestLogService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RequestLogService {
+            inner,
+            log: self.0.clone(),
+        }
+    }
+}
+
+/// See [`RequestLogLayer`].
+#[derive(Clone)]
+pub struct RequestLogService<S> {
+    inner: S,
+    log: Arc<RequestLog>,
+}
+
+impl<S, B, RB> Service<Request<B>> for RequestLogService<S>
+where
+    S: Service<Request<B>, Response = Response<RB>>,
+    S::Future: Send + 'static,
+    RB: Body<Data = bytes::Bytes> + Unpin,
+{
+    type Response = Response<LoggedBody<RB>>;
+    type Error = S::Error;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let entry = if self.log.excluded(req.uri().path()) {
+            None
+        } else {
+            Some(Entry {
+                started: Instant::now(),
+                time: now(),
+                client: req.extensions().get::<ClientAddr>().map(|c| c.0),
+                method: req.method().clone(),
+                uri: req
+                    .uri()
+                    .path_and_query()
+                    .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned()),
+                version: req.version(),
+                referer: header(req.headers(), http::header::REFERER),
+                user_agent: header(req.headers(), http::header::USER_AGENT),
+            })
+        };
+        let log = self.log.clone();
+        let future = self.inner.call(req);
+        Box::pin(async move {
+            let response = future.await?;
+            let status = response.status().as_u16();
+            Ok(response.map(|body| LoggedBody {
+                body,
+                pending: entry.map(|e| Pending {
+                    entry: e,
+                    log,
+                    status,
+                    bytes: 0,
+                }),
+            }))
+        })
+    }
+}
+
+struct Pending {
+    entry: Entry,
+    log: Arc<RequestLog>,
+    status: u16,
+    bytes: u64,
+}
+
+/// A response body that counts its bytes and writes the request-log line when it ends, or
+/// when it is dropped (a client that went away: the line shows what was sent).
+pub struct LoggedBody<B> {
+    body: B,
+    pending: Option<Pending>,
+}
+
+impl<B> LoggedBody<B> {
+    fn finish(&mut self) {
+        if let Some(p) = self.pending.take() {
+            p.log.write(&p.entry, p.status, p.bytes);
+        }
+    }
+}
+
+impl<B> Drop for LoggedBody<B> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl<B: Body<Data = bytes::Bytes> + Unpin> Body for LoggedBody<B> {
+    type Data = bytes::Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.body).poll_frame(cx);
+        match &poll {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let (Some(p), Some(data)) = (this.pending.as_mut(), frame.data_ref()) {
+                    p.bytes += data.remaining() as u64;
+                }
+                if this.body.is_end_stream() {
+                    this.finish();
+                }
+            }
+            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => this.finish(),
+            Poll::Pending => {}
+        }
+        poll
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}

@@ -1,0 +1,206 @@
+//! "Realtime interface": the handlers of the seed's service, shared by the ferrowizard
+//! service (`realtime`) and the bare baseline used in benchmarks (`realtime-bare`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use tokio::sync::RwLock;
+
+/// One symbol's quote.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Quote {
+    /// The symbol.
+    pub symbol: String,
+    /// The last price.
+    pub price: f64,
+    /// Change since the feed started.
+    pub change: f64,
+    /// Shares traded through `POST /realtime/events`.
+    pub volume: u64,
+    /// Milliseconds since the Unix epoch of the last tick.
+    pub updated_at: u64,
+}
+
+/// The in-memory feed.
+pub struct Feed {
+    quotes: RwLock<BTreeMap<String, Quote>>,
+    ticks: AtomicU64,
+    last_tick: std::sync::Mutex<Instant>,
+    interval: Duration,
+    events: AtomicU64,
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Feed {
+    /// A feed for `symbols`, moving every `interval`.
+    pub fn new(symbols: &[String], interval: Duration) -> Arc<Feed> {
+        let quotes = symbols
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let price = 100.0 + 10.0 * i as f64;
+                (
+                    s.clone(),
+                    Quote {
+                        symbol: s.clone(),
+                        price,
+                        change: 0.0,
+                        volume: 0,
+                        updated_at: epoch_ms(),
+                    },
+                )
+            })
+            .collect();
+        Arc::new(Feed {
+            quotes: RwLock::new(quotes),
+            ticks: AtomicU64::new(0),
+            last_tick: std::sync::Mutex::new(Instant::now()),
+            interval,
+            events: AtomicU64::new(0),
+        })
+    }
+
+    /// Moves every price a little (a deterministic walk), forever. Spawn it.
+    pub async fn run(self: Arc<Self>) {
+        let mut tick = tokio::time::interval(self.interval);
+        loop {
+            tick.tick().await;
+            let n = self.ticks.fetch_add(1, Relaxed);
+            let mut quotes = self.quotes.write().await;
+            for (i, q) in quotes.values_mut().enumerate() {
+                let step = (((n + i as u64) * 2_654_435_761) % 21) as f64 / 100.0 - 0.10;
+                q.price = ((q.price + step).max(0.01) * 100.0).round() / 100.0;
+                q.change = ((q.change + step) * 100.0).round() / 100.0;
+                q.updated_at = epoch_ms();
+            }
+            drop(quotes);
+            if let Ok(mut t) = self.last_tick.lock() {
+                *t = Instant::now();
+            }
+            tracing::trace!(target: "realtime::feed", tick = n, "prices moved");
+        }
+    }
+
+    /// Healthy while the feed ticks: the last tick is at most ten intervals old.
+    pub fn healthy(&self) -> Result<Option<String>, String> {
+        let age = self
+            .last_tick
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default();
+        if age <= self.interval * 10 + Duration::from_millis(500) {
+            Ok(Some(format!(
+                "{} ticks, last {} ms ago",
+                self.ticks.load(Relaxed),
+                age.as_millis()
+            )))
+        } else {
+            Err(format!("no tick for {} ms", age.as_millis()))
+        }
+    }
+}
+
+/// `{"error": message}` with a status.
+fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+async fn quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -> Response {
+    let symbol = symbol.to_ascii_uppercase();
+    tracing::debug!(target: "realtime::quotes", %symbol, "quote requested");
+    match feed.quotes.read().await.get(&symbol) {
+        Some(q) => Json(q.clone()).into_response(),
+        None => {
+            tracing::debug!(target: "realtime::quotes", %symbol, "unknown symbol");
+            error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"))
+        }
+    }
+}
+
+async fn quotes(State(feed): State<Arc<Feed>>) -> Response {
+    tracing::debug!(target: "realtime::quotes", "all quotes requested");
+    let all: Vec<Quote> = feed.quotes.read().await.values().cloned().collect();
+    Json(all).into_response()
+}
+
+/// A market event posted by a client.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    /// The symbol it concerns.
+    pub symbol: String,
+    /// `trade` or `alert`.
+    pub kind: String,
+    /// Shares, 1 to 1,000,000.
+    pub quantity: u64,
+    /// For a trade: the price, above 0.
+    #[serde(default)]
+    pub price: Option<f64>,
+}
+
+async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
+    let event: Event = match serde_json::from_slice(&body) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::debug!(target: "realtime::events", error = %e, "rejected event");
+            return error(StatusCode::BAD_REQUEST, format!("invalid event: {e}"));
+        }
+    };
+    let symbol = event.symbol.to_ascii_uppercase();
+    let problem = match (event.kind.as_str(), event.price) {
+        _ if !(1..=1_000_000).contains(&event.quantity) => Some(format!(
+            "quantity must be 1 to 1000000, not {}",
+            event.quantity
+        )),
+        ("trade", Some(p)) if p > 0.0 && p.is_finite() => None,
+        ("trade", _) => Some("a trade needs a price above 0".to_owned()),
+        ("alert", _) => None,
+        (other, _) => Some(format!("kind must be trade or alert, not {other:?}")),
+    };
+    if let Some(problem) = problem {
+        tracing::debug!(target: "realtime::events", %symbol, problem, "rejected event");
+        return error(StatusCode::BAD_REQUEST, problem);
+    }
+    let mut quotes = feed.quotes.write().await;
+    let Some(q) = quotes.get_mut(&symbol) else {
+        return error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"));
+    };
+    if event.kind == "trade" {
+        q.volume += event.quantity;
+    }
+    drop(quotes);
+    let id = feed.events.fetch_add(1, Relaxed) + 1;
+    tracing::info!(target: "realtime::events", id, %symbol, kind = %event.kind, quantity = event.quantity, "event accepted");
+    (StatusCode::ACCEPTED, Json(serde_json::json!({ "id": id }))).into_response()
+}
+
+/// The service's routes.
+pub fn routes(feed: Arc<Feed>) -> Router {
+    Router::new()
+        .route("/realtime/quotes", get(quotes))
+        .route("/realtime/quotes/{symbol}", get(quote))
+        .route("/realtime/events", post(event))
+        .with_state(feed)
+}
+
+/// The symbols quoted by default.
+pub fn default_symbols() -> Vec<String> {
+    ["ACME", "GLOBEX", "INITECH", "UMBRELLA"]
+        .map(str::to_owned)
+        .to_vec()
+}
