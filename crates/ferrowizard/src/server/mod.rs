@@ -173,7 +173,7 @@ fn stack(
         .layer(compression)
         .map_response(|r: Response<_>| r.map(Body::new))
         .layer(CatchPanicLayer::custom(panicked))
-        .service(router);
+        .service(router.route_layer(axum::middleware::from_fn(routed)));
     match request_log {
         Some(log) => connector::boxed(
             ServiceBuilder::new()
@@ -183,6 +183,18 @@ fn stack(
         ),
         None => connector::boxed(inner),
     }
+}
+
+/// The server's DEBUG event for a request the router matched, with its route template.
+async fn routed(req: axum::extract::Request, next: axum::middleware::Next) -> Response<Body> {
+    if tracing::enabled!(target: "ferrowizard::server::routing", tracing::Level::DEBUG) {
+        let route = req
+            .extensions()
+            .get::<axum::extract::MatchedPath>()
+            .map(|m| m.as_str().to_owned());
+        tracing::debug!(target: "ferrowizard::server::routing", method = %req.method(), route = route.as_deref().unwrap_or("?"), "routed");
+    }
+    next.run(req).await
 }
 
 /// A handler panicked: 500, an ERROR line with the panic message, and serving goes on.

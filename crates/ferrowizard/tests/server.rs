@@ -1,0 +1,311 @@
+//! The server's protections, on real sockets: overload, hostile clients, panics, TLS.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, post};
+use ferrowizard::config::server::{
+    ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
+};
+use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
+use ferrowizard::server::Server;
+use tokio::sync::Semaphore;
+
+fn http(port: u16, header_timeout_ms: u64) -> ConnectorFactory {
+    ConnectorFactory::Http(HttpConnectorFactory {
+        port,
+        bind_host: Some("127.0.0.1".into()),
+        header_read_timeout: ConfigDuration::milliseconds(header_timeout_ms),
+        ..Default::default()
+    })
+}
+
+fn server(max_threads: usize, max_queued: usize, app: Vec<ConnectorFactory>) -> ServerFactory {
+    let mut f = DefaultServerFactory {
+        application_connectors: app,
+        admin_connectors: vec![ConnectorFactory::Http(HttpConnectorFactory {
+            port: 0,
+            ..Default::default()
+        })],
+        ..Default::default()
+    };
+    f.max_threads = max_threads;
+    f.min_threads = 1;
+    f.max_queued_requests = max_queued;
+    f.max_request_body_size = Size::kibibytes(1);
+    f.request_log.appenders = Vec::new();
+    f.shutdown_grace_period = ConfigDuration::seconds(2);
+    ServerFactory::Default(f)
+}
+
+/// Sends raw bytes, returns the raw response (until the server closes or 5 s pass).
+fn raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = s.write_all(request);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn status(response: &str) -> u16 {
+    response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn get_close(addr: SocketAddr, path: &str) -> String {
+    raw(
+        addr,
+        format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+}
+
+fn routes(gate: Arc<Semaphore>) -> Router {
+    Router::new()
+        .route("/fast", get(|| async { "fast\n" }))
+        .route("/big", get(|| async { "x".repeat(4096) }))
+        .route("/echo", post(|body: String| async move { body }))
+        .route("/panic", get(panics))
+        .route(
+            "/slow",
+            get(move || {
+                let gate = gate.clone();
+                async move {
+                    let _permit = gate.acquire().await;
+                    "slow\n"
+                }
+            }),
+        )
+}
+
+async fn panics() -> &'static str {
+    panic!("the handler broke: {}", 42)
+}
+
+fn app_addr(s: &Server) -> SocketAddr {
+    s.bound()
+        .iter()
+        .find(|b| b.role == "application")
+        .unwrap()
+        .addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overload_gets_503_at_once_and_the_rest_are_served() {
+    let gate = Arc::new(Semaphore::new(0));
+    let server = Server::start(
+        &server(4, 0, vec![http(0, 10_000)]),
+        &AdminFactory::default(),
+        routes(gate.clone()),
+        Vec::new(),
+        "test",
+    )
+    .await
+    .unwrap();
+    let addr = app_addr(&server);
+    // Ten requests while the handler is held: four run, six are turned away.
+    let requests: Vec<_> = (0..10)
+        .map(|_| tokio::task::spawn_blocking(move || get_close(addr, "/slow")))
+        .collect();
+    // The six 503s arrive while the four are still held (nothing has been let through yet).
+    let mut rejected = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while server.rejected()[0] < 6 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "503s did not come at once: {:?}",
+            server.rejected()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.add_permits(10);
+    let mut ok = 0;
+    for r in requests {
+        match status(&r.await.unwrap()) {
+            200 => ok += 1,
+            503 => rejected += 1,
+            s => panic!("unexpected status {s}"),
+        }
+    }
+    assert_eq!((ok, rejected), (4, 6));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_clients_get_errors_and_the_server_serves_on() {
+    // This test binary's global subscriber: the server's ERROR lines go to a file.
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("app.log");
+    let appender = ferrowizard_logging::config::FileAppenderFactory {
+        current_log_filename: Some(log_path.display().to_string()),
+        archive: false,
+        ..Default::default()
+    };
+    let factory = ferrowizard_logging::LoggingFactory {
+        appenders: vec![ferrowizard_logging::AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, subscriber) = factory.build("test").unwrap();
+    let guard = logging.install(subscriber, Duration::from_secs(5)).unwrap();
+    let logging = guard.logging().clone();
+    let gate = Arc::new(Semaphore::new(100));
+    let server = Server::start(
+        &server(64, 64, vec![http(0, 1_000)]),
+        &AdminFactory::default(),
+        routes(gate),
+        Vec::new(),
+        "test",
+    )
+    .await
+    .unwrap();
+    let addr = app_addr(&server);
+    tokio::task::spawn_blocking(move || {
+        // 1 MiB of headers: 431.
+        let big = format!("GET /fast HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n", "a".repeat(1 << 20));
+        assert_eq!(status(&raw(addr, big.as_bytes())), 431);
+        // A garbage request line: 400.
+        assert_eq!(status(&raw(addr, b"HELLO THERE\r\n\r\n")), 400);
+        // A body over maxRequestBodySize (1 KiB here): 413.
+        let body = "b".repeat(4096);
+        let post = format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+        assert_eq!(status(&raw(addr, post.as_bytes())), 413);
+        // A method not allowed: 405.
+        assert_eq!(status(&raw(addr, b"TRACE /fast HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")), 405);
+        // A panicking handler: 500, an ERROR line with the message, and the next request
+        // is served.
+        assert_eq!(status(&get_close(addr, "/panic")), 500);
+        assert_eq!(status(&get_close(addr, "/fast")), 200);
+        assert!(logging.flush(Duration::from_secs(5)));
+        let log = std::fs::read_to_string(log_path).unwrap();
+        assert!(log.lines().any(|l| l.starts_with("ERROR") && l.contains("the handler broke: 42")), "{log}");
+        // gzip above minimumEntitySize when the client accepts it.
+        let gz = raw(addr, b"GET /big HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+        assert!(gz.to_ascii_lowercase().contains("content-encoding: gzip"), "{}", &gz[..200.min(gz.len())]);
+        let small = raw(addr, b"GET /fast HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+        assert!(!small.to_ascii_lowercase().contains("content-encoding"), "{small}");
+
+        // Slowloris: 500 connections that send half a request head and wait.
+        let loris: Vec<TcpStream> = (0..500)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(b"GET /fast HTTP/1.1\r\nHost: t\r\nX-Slow: ").unwrap();
+                s
+            })
+            .collect();
+        // A normal client is still answered, within its own 5 s timeout.
+        for _ in 0..20 {
+            assert_eq!(status(&get_close(addr, "/fast")), 200);
+        }
+        // After headerReadTimeout (1 s) the half-open connections are closed by the server.
+        std::thread::sleep(Duration::from_millis(2500));
+        let closed = loris
+            .into_iter()
+            .filter(|s| {
+                let mut s = s;
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut buf = [0u8; 512];
+                // EOF (or a response before it, or a reset) means the server let go; a
+                // read that times out means the connection is still held open.
+                match s.read(&mut buf) {
+                    Ok(_n) => true,
+                    Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+                }
+            })
+            .count();
+        assert_eq!(closed, 500, "half-open connections still held after headerReadTimeout");
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+    drop(guard);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_binds_loopback_and_https_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let cert_path = dir.path().join("cert.pem");
+    let key_path = dir.path().join("key.pem");
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let https = ConnectorFactory::Https(HttpsConnectorFactory {
+        port: 0,
+        bind_host: Some("127.0.0.1".into()),
+        cert_path: Some(cert_path.display().to_string()),
+        key_path: Some(key_path.display().to_string()),
+        ..Default::default()
+    });
+    let server = Server::start(
+        &server(8, 8, vec![https]),
+        &AdminFactory::default(),
+        routes(Arc::new(Semaphore::new(1))),
+        Vec::new(),
+        "test",
+    )
+    .await
+    .unwrap();
+    let admin = server.bound().iter().find(|b| b.role == "admin").unwrap();
+    assert!(admin.addr.ip().is_loopback(), "admin bound {}", admin.addr);
+    let app = server
+        .bound()
+        .iter()
+        .find(|b| b.role == "application")
+        .unwrap()
+        .clone();
+    assert_eq!(app.scheme, "https");
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = connector.connect(name, tcp).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    tls.write_all(b"GET /fast HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    let _ = tls.read_to_end(&mut out).await;
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.ends_with("fast\n"), "{text}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_in_use_is_one_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let Err(e) = Server::start(
+        &server(8, 8, vec![http(port, 1000)]),
+        &AdminFactory::default(),
+        Router::new(),
+        Vec::new(),
+        "test",
+    )
+    .await
+    else {
+        panic!("bound a port in use");
+    };
+    let message = e.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "cannot listen on 127.0.0.1:{port} (application connector): "
+        )),
+        "{message}"
+    );
+    assert!(!message.contains('\n'));
+}

@@ -1,0 +1,228 @@
+//! `realtime server` as a user runs it: the real binary, real sockets, real files.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+struct Service {
+    child: Child,
+    app: SocketAddr,
+    admin: SocketAddr,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `realtime server` with `config` and reads the bound addresses it prints.
+fn start(config: &Path) -> Service {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_realtime"))
+        .arg("server")
+        .arg(config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn realtime");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut find = |role: &str| -> SocketAddr {
+        let line = lines.next().expect("a line").expect("utf-8");
+        let addr = line
+            .rsplit("://")
+            .next()
+            .unwrap_or_default()
+            .replace("0.0.0.0", "127.0.0.1");
+        assert!(line.contains(role), "{line}");
+        addr.parse()
+            .unwrap_or_else(|_| panic!("an address in {line}"))
+    };
+    let app = find("application");
+    let admin = find("admin");
+    // Keep draining stdout so the child never blocks on it.
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Service { child, app, admin }
+}
+
+fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// One HTTP/1.1 request on a kept-alive connection; returns the status.
+fn get(stream: &mut BufReader<TcpStream>, path: &str) -> std::io::Result<u16> {
+    write!(
+        stream.get_mut(),
+        "GET {path} HTTP/1.1\r\nHost: test\r\nUser-Agent: realtime-test\r\n\r\n"
+    )?;
+    let mut status_line = String::new();
+    if stream.read_line(&mut status_line)? == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "closed",
+        ));
+    }
+    let status: u16 = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(status_line.clone()))?;
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        stream.read_line(&mut line)?;
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body)?;
+    Ok(status)
+}
+
+fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    BufReader::new(s)
+}
+
+fn config(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("config.yaml");
+    let text = format!(
+        "server:\n  applicationConnectors:\n    - type: http\n      port: 0\n  adminConnectors:\n    - type: http\n      port: 0\n  \
+         requestLog:\n    appenders:\n      - type: file\n        currentLogFilename: {}/requests.log\n        archive: false\n\
+         logging:\n  level: INFO\n  appenders:\n    - type: file\n      currentLogFilename: {}/app.log\n      archive: false\n",
+        dir.display(),
+        dir.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// DropWizard's default request-log line.
+fn is_combined(line: &str) -> bool {
+    // 127.0.0.1 - - [30/Nov/2026:11:06:40 +0000] "GET /x HTTP/1.1" 200 81 "-" "ua" 0
+    let parts: Vec<&str> = line.splitn(2, " - - [").collect();
+    let [ip, rest] = parts.as_slice() else {
+        return false;
+    };
+    let Some((stamp, rest)) = rest.split_once("] \"") else {
+        return false;
+    };
+    let Some((request, rest)) = rest.split_once("\" ") else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.splitn(3, ' ').collect();
+    ip.parse::<std::net::IpAddr>().is_ok()
+        && stamp.len() == 26
+        && request.split(' ').count() == 3
+        && fields.len() == 3
+        && fields[0].parse::<u16>().is_ok()
+        && (fields[1] == "-" || fields[1].parse::<u64>().is_ok())
+        && fields[2].starts_with("\"-\" \"realtime-test\" ")
+        && fields[2]
+            .rsplit(' ')
+            .next()
+            .is_some_and(|ms| ms.parse::<u64>().is_ok())
+}
+
+#[test]
+fn a_hundred_requests_give_a_hundred_request_log_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start(&config(dir.path()));
+    let mut conn = connect(service.app);
+    let mut statuses = Vec::new();
+    for i in 0..100 {
+        let path = if i % 10 == 9 {
+            "/realtime/quotes/NOPE"
+        } else {
+            "/realtime/quotes/ACME"
+        };
+        statuses.push(get(&mut conn, path).unwrap());
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 90);
+    assert_eq!(statuses.iter().filter(|s| **s == 404).count(), 10);
+    // The admin side answers and is on loopback.
+    assert!(service.admin.ip().is_loopback());
+    let mut admin = connect(service.admin);
+    assert_eq!(get(&mut admin, "/ping").unwrap(), 200);
+    assert_eq!(get(&mut admin, "/healthcheck").unwrap(), 200);
+    drop(conn);
+    drop(admin);
+    sigterm(&service.child);
+    let mut service = service;
+    let status = service.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let log = std::fs::read_to_string(dir.path().join("requests.log")).unwrap();
+    let app_lines: Vec<&str> = log.lines().filter(|l| l.contains("/realtime/")).collect();
+    assert_eq!(app_lines.len(), 100, "{log}");
+    for line in &app_lines {
+        assert!(is_combined(line), "not DropWizard's format: {line}");
+    }
+    assert_eq!(
+        log.lines().count(),
+        102,
+        "the admin requests are logged too"
+    );
+}
+
+#[test]
+fn sigterm_under_load_loses_no_request_log_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut service = start(&config(dir.path()));
+    let completed = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            let (completed, stop, addr) = (completed.clone(), stop.clone(), service.app);
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                // A 20 s load, ended early by the server going away.
+                while started.elapsed() < Duration::from_secs(20) && !stop.load(Ordering::Relaxed) {
+                    let Ok(s) = TcpStream::connect(addr) else {
+                        return;
+                    };
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                    let mut conn = BufReader::new(s);
+                    for _ in 0..50 {
+                        match get(&mut conn, "/realtime/quotes/GLOBEX") {
+                            Ok(_) => completed.fetch_add(1, Ordering::Relaxed),
+                            Err(_) => break,
+                        };
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    sigterm(&service.child);
+    let status = service.child.wait().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+    assert!(status.success(), "{status:?}");
+    let done = completed.load(Ordering::Relaxed);
+    assert!(done > 100, "the load ran ({done} responses)");
+    let lines = std::fs::read_to_string(dir.path().join("requests.log"))
+        .unwrap()
+        .lines()
+        .count() as u64;
+    assert_eq!(
+        lines, done,
+        "request-log lines vs responses the clients completed"
+    );
+}
