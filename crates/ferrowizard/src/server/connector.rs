@@ -128,7 +128,7 @@ struct Connection {
 }
 
 impl Connection {
-    async fn serve<T: AsyncRead + AsyncWrite + Unpin + Send + 'static>(mut self, io: T) {
+    async fn serve<T: AsyncRead + AsyncWrite + Unpin + Send + 'static>(self, io: T) {
         let _open = self.guard.clone();
         let started = Instant::now();
         let activity = Arc::new(AtomicU64::new(0));
@@ -161,10 +161,17 @@ impl Connection {
         builder.http2().timer(TokioTimer::new());
         let conn = builder.serve_connection_with_upgrades(io, hyper_service);
         tokio::pin!(conn);
+        // Both futures are made once and polled by reference: re-creating them on every
+        // wake-up of the connection would register with the shared shutdown channel and the
+        // timer wheel on every request.
         let idle = self.settings.idle_timeout;
-        let mut tick = tokio::time::interval(
-            (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(1)),
-        );
+        let mut shutdown = self.shutdown.clone();
+        let stop = async move {
+            let _ = shutdown.wait_for(|stop| *stop).await;
+        };
+        tokio::pin!(stop);
+        let idle_timer = tokio::time::sleep(idle);
+        tokio::pin!(idle_timer);
         let mut closing = false;
         loop {
             tokio::select! {
@@ -174,18 +181,20 @@ impl Connection {
                     }
                     break;
                 }
-                changed = self.shutdown.changed(), if !closing => {
-                    if changed.is_err() || *self.shutdown.borrow() {
-                        closing = true;
-                        conn.as_mut().graceful_shutdown();
-                    }
+                () = &mut stop, if !closing => {
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
                 }
-                _ = tick.tick(), if !closing => {
+                () = &mut idle_timer, if !closing => {
                     let last = Duration::from_millis(activity.load(Relaxed));
-                    if started.elapsed().saturating_sub(last) >= idle {
+                    let quiet = started.elapsed().saturating_sub(last);
+                    if quiet >= idle {
                         tracing::debug!(target: "ferrowizard::server::connection", %peer, "idle timeout");
                         closing = true;
                         conn.as_mut().graceful_shutdown();
+                    } else {
+                        // Not idle: look again when it would be.
+                        idle_timer.as_mut().reset(tokio::time::Instant::now() + (idle - quiet));
                     }
                 }
             }

@@ -160,7 +160,7 @@ struct Entry {
     time: i128,
     client: Option<SocketAddr>,
     method: http::Method,
-    uri: String,
+    uri: http::Uri,
     version: http::Version,
     referer: Option<http::HeaderValue>,
     user_agent: Option<http::HeaderValue>,
@@ -184,6 +184,42 @@ const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
+thread_local! {
+    /// `dd/MMM/yyyy:HH:mm:ss Z` of the last second formatted on this thread: the timestamp
+    /// changes once a second, not once a request.
+    static STAMP: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
+}
+
+fn write_stamp(out: &mut String, nanos: i128, zone: &TimeZone) {
+    use std::fmt::Write;
+    let second = nanos.div_euclid(1_000_000_000) as i64;
+    STAMP.with(|cell| {
+        let mut cache = cell.borrow_mut();
+        if cache.0 != second {
+            cache.0 = second;
+            cache.1.clear();
+            if let Ok(ts) = jiff::Timestamp::from_second(second) {
+                let z = ts.to_zoned_datetime(zone.clone());
+                let offset = z.offset().seconds();
+                let _ = write!(
+                    cache.1,
+                    "{:02}/{}/{}:{:02}:{:02}:{:02} {}{:02}{:02}",
+                    z.day(),
+                    MONTHS[z.month() as usize - 1],
+                    z.year(),
+                    z.hour(),
+                    z.minute(),
+                    z.second(),
+                    if offset < 0 { '-' } else { '+' },
+                    offset.abs() / 3600,
+                    offset.abs() % 3600 / 60
+                );
+            }
+        }
+        out.push_str(&cache.1);
+    });
+}
+
 /// `%h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D`.
 fn combined(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128, zone: &TimeZone) {
     use std::fmt::Write;
@@ -194,44 +230,36 @@ fn combined(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128,
         None => out.push('-'),
     }
     out.push_str(" - - [");
-    if let Ok(ts) = jiff::Timestamp::from_nanosecond(e.time) {
-        let z = ts.to_zoned_datetime(zone.clone());
-        let offset = z.offset().seconds();
-        let _ = write!(
-            out,
-            "{:02}/{}/{}:{:02}:{:02}:{:02} {}{:02}{:02}",
-            z.day(),
-            MONTHS[z.month() as usize - 1],
-            z.year(),
-            z.hour(),
-            z.minute(),
-            z.second(),
-            if offset < 0 { '-' } else { '+' },
-            offset.abs() / 3600,
-            offset.abs() % 3600 / 60
-        );
-    }
-    let _ = write!(
-        out,
-        "] \"{} {} {}\" {status} ",
-        e.method,
-        e.uri,
-        version(e.version)
+    write_stamp(out, e.time, zone);
+    out.push_str("] \"");
+    out.push_str(e.method.as_str());
+    out.push(' ');
+    out.push_str(
+        e.uri
+            .path_and_query()
+            .map_or_else(|| e.uri.path(), |p| p.as_str()),
     );
+    out.push(' ');
+    out.push_str(version(e.version));
+    out.push_str("\" ");
+    out.push_str(itoa::Buffer::new().format(status));
+    out.push(' ');
     if bytes == 0 {
         out.push('-');
     } else {
-        let _ = write!(out, "{bytes}");
+        out.push_str(itoa::Buffer::new().format(bytes));
     }
     for value in [&e.referer, &e.user_agent] {
         out.push_str(" \"");
         match value.as_ref().and_then(|v| v.to_str().ok()) {
+            Some(v) if !v.contains('"') => out.push_str(v),
             Some(v) => out.extend(v.chars().map(|c| if c == '"' { '\'' } else { c })),
             None => out.push('-'),
         }
         out.push('"');
     }
-    let _ = write!(out, " {elapsed}");
+    out.push(' ');
+    out.push_str(itoa::Buffer::new().format(elapsed));
 }
 
 /// DropWizard's access-json fields.
@@ -263,7 +291,12 @@ fn json(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
             .unwrap_or_else(|| "-".into()),
     );
     let _ = write!(out, ",\"requestTime\":{elapsed},\"requestUri\":");
-    quote(out, &e.uri);
+    quote(
+        out,
+        e.uri
+            .path_and_query()
+            .map_or_else(|| e.uri.path(), |p| p.as_str()),
+    );
     let _ = write!(
         out,
         ",\"statusCode\":{status},\"method\":\"{}\",\"protocol\":\"{}\",\"contentLength\":{bytes}",
@@ -323,10 +356,7 @@ where
                 time: now(),
                 client: req.extensions().get::<ClientAddr>().map(|c| c.0),
                 method: req.method().clone(),
-                uri: req
-                    .uri()
-                    .path_and_query()
-                    .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned()),
+                uri: req.uri().clone(),
                 version: req.version(),
                 referer: header(req.headers(), http::header::REFERER),
                 user_agent: header(req.headers(), http::header::USER_AGENT),
