@@ -4,7 +4,6 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferrowizard_config::Level as ConfigLevel;
@@ -117,6 +116,19 @@ fn blocking_mode_writes_every_line_once_across_rotations() {
         archives >= 2,
         "expected rotations, found {archives} archives"
     );
+}
+
+/// Emits `n` events on another thread and fails if they do not all return within a minute:
+/// a liveness bound, not a benchmark (a writer stalled on a dead destination would hang).
+fn emit_or_hang(dispatch: Dispatch, event: fn(u64), n: u64) {
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        tracing::dispatcher::with_default(&dispatch, || (0..n).for_each(event));
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the application thread was blocked");
 }
 
 fn field(line: &str, name: &str) -> u64 {
@@ -439,18 +451,7 @@ fn an_unwritable_file_counts_errors_and_never_blocks() {
         ..Default::default()
     };
     let (logging, dispatch) = start(&factory);
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let d = dispatch.clone();
-    std::thread::spawn(move || {
-        tracing::dispatcher::with_default(&d, || {
-            (0..100_000).for_each(|i| tracing::info!(i, "to /dev/full"))
-        });
-        let _ = done_tx.send(());
-    });
-    // A liveness bound, not a benchmark: a writer stalled on ENOSPC would hang forever.
-    done_rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the application thread was blocked");
+    emit_or_hang(dispatch, |i| tracing::info!(i, "to /dev/full"), 100_000);
     let stats = logging.shutdown(Duration::from_secs(10));
     let total = stats[0].total();
     assert_eq!(total.emitted, 100_000);
@@ -559,17 +560,7 @@ fn syslog_over_tcp_is_octet_counted_and_a_closed_port_never_blocks() {
         ..Default::default()
     };
     let (logging, dispatch) = start(&factory);
-    let logging = Arc::new(logging);
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        tracing::dispatcher::with_default(&dispatch, || {
-            (0..20_000).for_each(|i| tracing::warn!(i, "nobody listens"))
-        });
-        let _ = done_tx.send(());
-    });
-    done_rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the application thread was blocked");
+    emit_or_hang(dispatch, |i| tracing::warn!(i, "nobody listens"), 20_000);
     let stats = logging.shutdown(Duration::from_secs(10));
     let total = stats[0].total();
     assert_eq!(total.emitted, 20_000);

@@ -284,6 +284,51 @@ pub enum ServerFactory {
     Simple(SimpleServerFactory),
 }
 
+/// The settings both server types have, borrowed from either.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedSettings<'a> {
+    /// `maxThreads`.
+    pub max_threads: usize,
+    /// `minThreads`.
+    pub min_threads: usize,
+    /// `maxQueuedRequests`.
+    pub max_queued_requests: usize,
+    /// `allowedMethods`.
+    pub allowed_methods: &'a [String],
+    /// `gzip`.
+    pub gzip: &'a GzipFactory,
+    /// `maxRequestBodySize`.
+    pub max_request_body_size: Size,
+    /// `shutdownGracePeriod`.
+    pub shutdown_grace_period: Duration,
+    /// `requestLog`.
+    pub request_log: &'a RequestLogFactory,
+}
+
+impl ServerFactory {
+    /// The settings both server types have.
+    pub fn shared(&self) -> SharedSettings<'_> {
+        macro_rules! shared {
+            ($f:expr) => {
+                SharedSettings {
+                    max_threads: $f.max_threads,
+                    min_threads: $f.min_threads,
+                    max_queued_requests: $f.max_queued_requests,
+                    allowed_methods: &$f.allowed_methods,
+                    gzip: &$f.gzip,
+                    max_request_body_size: $f.max_request_body_size,
+                    shutdown_grace_period: $f.shutdown_grace_period,
+                    request_log: &$f.request_log,
+                }
+            };
+        }
+        match self {
+            ServerFactory::Default(f) => shared!(f),
+            ServerFactory::Simple(f) => shared!(f),
+        }
+    }
+}
+
 impl Default for ServerFactory {
     fn default() -> Self {
         ServerFactory::Default(DefaultServerFactory::default())

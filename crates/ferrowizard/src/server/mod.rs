@@ -27,9 +27,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove}
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::app::{CheckResult, HealthCheck};
-use crate::config::server::{
-    ConnectorFactory, GzipFactory, RequestLogFactory, ServerFactory, TlsProtocol,
-};
+use crate::config::server::{ConnectorFactory, GzipFactory, ServerFactory, TlsProtocol};
 use crate::config::{AdminFactory, Size};
 use connector::{ConnectionSettings, Connections, HttpService};
 use limits::{AllowedMethodsLayer, OverloadLayer};
@@ -305,32 +303,16 @@ impl Server {
         let mut bound = Vec::new();
         let mut overloads = Vec::new();
         let admin_router = admin_router(checks, admin);
-        let (request_log_factory, common) = match server {
-            ServerFactory::Default(f) => (
-                &f.request_log,
-                (
-                    f.max_threads,
-                    f.max_queued_requests,
-                    &f.allowed_methods,
-                    &f.gzip,
-                    f.max_request_body_size,
-                    f.shutdown_grace_period,
-                ),
-            ),
-            ServerFactory::Simple(f) => (
-                &f.request_log,
-                (
-                    f.max_threads,
-                    f.max_queued_requests,
-                    &f.allowed_methods,
-                    &f.gzip,
-                    f.max_request_body_size,
-                    f.shutdown_grace_period,
-                ),
-            ),
-        };
-        let (max_threads, max_queued, allowed, gzip, max_body, grace) = common;
-        let request_log = RequestLog::start(request_log_factory as &RequestLogFactory, app_name)?;
+        let shared = server.shared();
+        let (max_threads, max_queued, allowed, gzip, max_body, grace) = (
+            shared.max_threads,
+            shared.max_queued_requests,
+            shared.allowed_methods,
+            shared.gzip,
+            shared.max_request_body_size,
+            shared.shutdown_grace_period,
+        );
+        let request_log = RequestLog::start(shared.request_log, app_name)?;
 
         let mut listeners: Vec<(Plan, TcpListener, Option<tokio_rustls::TlsAcceptor>)> = Vec::new();
         let plans: Vec<(Plan, Router)> = match server {
