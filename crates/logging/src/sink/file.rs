@@ -96,10 +96,9 @@ impl FileSink {
                 return self.roll(old, index);
             }
         }
-        let too_big = r
-            .policy
-            .max_file_size
-            .is_some_and(|max| self.size > 0 && self.size + len as u64 > max);
+        let too_big = r.policy.max_file_size.is_some_and(|max| {
+            self.size > 0 && (self.size as usize).saturating_add(len) as u64 > max
+        });
         if too_big {
             let (time, index) = (r.period_time, r.next_index);
             return self.roll(time, index);
@@ -190,14 +189,11 @@ fn compress(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::remove_file(from)
 }
 
-impl super::Sink for FileSink {
-    fn write(&mut self, batch: &[u8], _: &[usize]) -> std::io::Result<()> {
-        if self.file.is_none() {
-            self.reopen()?;
-        }
-        self.maybe_roll(batch.len())?;
+impl FileSink {
+    /// Writes `bytes` (whole lines) to the current file.
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let result = match &mut self.file {
-            Some(f) => f.write_all(batch).and_then(|()| {
+            Some(f) => f.write_all(bytes).and_then(|()| {
                 if self.immediate_flush {
                     f.flush()
                 } else {
@@ -208,7 +204,7 @@ impl super::Sink for FileSink {
         };
         match result {
             Ok(()) => {
-                self.size += batch.len() as u64;
+                self.size += bytes.len() as u64;
                 Ok(())
             }
             Err(e) => {
@@ -220,6 +216,51 @@ impl super::Sink for FileSink {
                 Err(e)
             }
         }
+    }
+
+    fn max_file_size(&self) -> Option<u64> {
+        self.rolling.as_ref().and_then(|r| r.policy.max_file_size)
+    }
+}
+
+impl super::Sink for FileSink {
+    fn write(&mut self, batch: &[u8], line_ends: &[usize]) -> std::io::Result<()> {
+        if self.file.is_none() {
+            self.reopen()?;
+        }
+        let Some(max) = self.max_file_size() else {
+            self.maybe_roll(batch.len())?;
+            return self.append(batch);
+        };
+        // Size-based rotation splits the batch at line ends, so that no file grows past
+        // maxFileSize (unless one line alone is larger).
+        let mut start = 0;
+        while start < batch.len() {
+            self.maybe_roll(0)?;
+            let room = max.saturating_sub(self.size);
+            let end = line_ends
+                .iter()
+                .copied()
+                .filter(|&e| e > start)
+                .take_while(|&e| (e - start) as u64 <= room)
+                .last();
+            let end = match end {
+                Some(e) => e,
+                None if self.size > 0 => {
+                    // The next line does not fit: start a new file for it.
+                    self.maybe_roll(usize::MAX)?;
+                    continue;
+                }
+                None => line_ends
+                    .iter()
+                    .copied()
+                    .find(|&e| e > start)
+                    .unwrap_or(batch.len()),
+            };
+            self.append(&batch[start..end])?;
+            start = end;
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
