@@ -140,8 +140,8 @@ fn format(c: &mut Criterion) {
     )
     .expect("pattern");
     let mut record = Record {
-        target: "realtime::quotes".into(),
-        thread: "tokio-runtime-worker".into(),
+        target: "realtime::quotes",
+        thread: "tokio-runtime-worker",
         message: "quote updated".into(),
         ..Record::default()
     };

@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 
 use tracing::span::{Attributes, Id, Record as SpanRecord};
 use tracing::{Event, Subscriber};
+use tracing_log::NormalizeEvent;
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -83,7 +84,7 @@ where
 {
     let meta = event.metadata();
     record.level = *meta.level();
-    record.target.push_str(meta.target());
+    record.target = meta.target();
     record.stamp();
     event.record(&mut FieldVisitor { record });
     if caller {
@@ -125,13 +126,23 @@ where
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let level = event.metadata().level();
+        // A `log` record arrives on tracing-log's callsite, its target in a field: route it by
+        // its real target.
+        let normalized = if event.metadata().target() == "log" {
+            event.normalized_metadata()
+        } else {
+            None
+        };
+        let target = normalized
+            .as_ref()
+            .map_or(event.metadata().target(), |m| m.target());
         // Without per-logger appenders every event goes to the root's: no lookup, and no
         // reference count bumped on a shared `Arc` by every request thread.
         let routed;
         let route: &[Arc<Appender>] = if self.loggers.is_empty() {
             &self.root
         } else {
-            routed = self.route(event.metadata().target());
+            routed = self.route(target);
             &routed
         };
         let mut accepted = route

@@ -5,7 +5,6 @@
 //! capturing an event allocates nothing: the message and fields are rendered into buffers
 //! that already have the room.
 
-use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -18,12 +17,12 @@ use tracing::field::{Field, Visit};
 pub struct Record {
     /// The event's level.
     pub level: Level,
-    /// The logger (the `tracing` target, or the `log` crate's target).
-    pub target: String,
+    /// The logger (the `tracing` target, or the `log` crate's target, interned).
+    pub target: &'static str,
     /// Nanoseconds since the Unix epoch.
     pub time: i128,
-    /// The logging thread's name.
-    pub thread: String,
+    /// The logging thread's name (interned once per thread).
+    pub thread: &'static str,
     /// The message text.
     pub message: String,
     /// The event's other fields, as `name=value` text in `field_text`.
@@ -47,9 +46,9 @@ impl Default for Record {
     fn default() -> Self {
         Record {
             level: Level::INFO,
-            target: String::new(),
+            target: "",
             time: 0,
-            thread: String::new(),
+            thread: "",
             message: String::new(),
             fields: Vec::new(),
             field_text: String::new(),
@@ -63,13 +62,38 @@ impl Default for Record {
 }
 
 thread_local! {
-    static THREAD_NAME: RefCell<String> = RefCell::new({
+    static THREAD_NAME: &'static str = {
         let t = std::thread::current();
         match t.name() {
-            Some(n) => n.to_owned(),
-            None => format!("{:?}", t.id()).replace("ThreadId(", "thread-").replace(')', ""),
+            Some(n) => intern(n),
+            None => intern(&format!("{:?}", t.id()).replace("ThreadId(", "thread-").replace(')', "")),
         }
-    });
+    };
+}
+
+/// Names kept at most: thread names and `log` targets are few in a real service; past this
+/// bound (a program naming a thread per task, say) new names print as `(other)`.
+const MAX_INTERNED: usize = 4096;
+
+/// A `'static` copy of `name`, made once per distinct name. Records then carry a pointer
+/// instead of copying the name into a buffer on every event: less for the request thread to
+/// write, and less memory for the writer thread to pull from the request thread's cache.
+pub fn intern(name: &str) -> &'static str {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let Ok(mut names) = NAMES.lock() else {
+        return "(other)";
+    };
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    if names.len() >= MAX_INTERNED {
+        return "(other)";
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
 }
 
 /// The current time in nanoseconds since the Unix epoch.
@@ -84,8 +108,6 @@ impl Record {
     /// An empty record with room for a typical event.
     pub fn with_capacity() -> Record {
         Record {
-            target: String::with_capacity(64),
-            thread: String::with_capacity(32),
             message: String::with_capacity(128),
             fields: Vec::with_capacity(8),
             field_text: String::with_capacity(128),
@@ -95,8 +117,6 @@ impl Record {
 
     /// Empties the record for reuse, keeping its buffers' capacity.
     pub fn clear(&mut self) {
-        self.target.clear();
-        self.thread.clear();
         self.message.clear();
         self.fields.clear();
         self.field_text.clear();
@@ -110,16 +130,16 @@ impl Record {
     /// Fills in the time and the current thread's name.
     pub fn stamp(&mut self) {
         self.time = now();
-        THREAD_NAME.with(|n| self.thread.push_str(&n.borrow()));
+        self.thread = THREAD_NAME.with(|n| *n);
     }
 
     /// Copies `other` into this record, reusing this record's buffers.
     pub fn copy_from(&mut self, other: &Record) {
         self.clear();
         self.level = other.level;
-        self.target.push_str(&other.target);
+        self.target = other.target;
         self.time = other.time;
-        self.thread.push_str(&other.thread);
+        self.thread = other.thread;
         self.message.push_str(&other.message);
         self.fields.extend(other.fields.iter().cloned());
         self.field_text.push_str(&other.field_text);
@@ -170,8 +190,9 @@ impl FieldVisitor<'_> {
             // Fields tracing-log adds for `log` records: the target replaces ours; the
             // module path, file and line are not part of the message.
             if log_field == "target" {
-                self.record.target.clear();
-                write(&mut self.record.target);
+                let mut target = String::new();
+                write(&mut target);
+                self.record.target = intern(&target);
             }
         } else {
             let start = self.record.field_text.len();

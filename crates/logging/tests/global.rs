@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ferrowizard_config::Level;
 use ferrowizard_logging::LoggingFactory;
-use ferrowizard_logging::config::{AppenderFactory, FileAppenderFactory};
+use ferrowizard_logging::config::{AppenderFactory, FileAppenderFactory, LoggerConfig};
 
 #[test]
 fn log_records_are_bridged_and_follow_level_changes() {
@@ -20,7 +20,21 @@ fn log_records_are_bridged_and_follow_level_changes() {
         discarding_threshold: 0,
         ..Default::default()
     };
+    let audit_path = dir.path().join("audit.log");
+    let audit = FileAppenderFactory {
+        current_log_filename: Some(audit_path.display().to_string()),
+        archive: false,
+        log_format: Some("%c %m%n".into()),
+        discarding_threshold: 0,
+        ..Default::default()
+    };
+    let audit = LoggerConfig {
+        level: Level::Info,
+        additive: false,
+        appenders: vec![AppenderFactory::File(audit)],
+    };
     let factory = LoggingFactory {
+        loggers: [("legacy::audit".to_owned(), audit)].into(),
         appenders: vec![AppenderFactory::File(appender)],
         ..Default::default()
     };
@@ -29,6 +43,7 @@ fn log_records_are_bridged_and_follow_level_changes() {
     let levels = guard.logging().levels().clone();
 
     log::info!(target: "legacy::db", "connected to {}", "db1");
+    log::warn!(target: "legacy::audit::login", "admin signed in");
     log::debug!(target: "legacy::db", "hidden at INFO");
     tracing::info!(target: "modern", user = 7, "signed in");
     levels.set("legacy::db", Some(Level::Debug), None).unwrap();
@@ -50,4 +65,9 @@ fn log_records_are_bridged_and_follow_level_changes() {
     assert_eq!(lines[2], "DEBUG legacy::db visible at DEBUG");
     assert!(!text.contains("hidden"), "{text}");
     assert_eq!(lines.len(), 3 + 10_000, "the guard wrote everything queued");
+    // A `log` record is routed by its own target to its logger's appender.
+    assert_eq!(
+        std::fs::read_to_string(&audit_path).unwrap(),
+        "legacy::audit::login admin signed in\n"
+    );
 }

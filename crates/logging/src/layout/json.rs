@@ -87,11 +87,11 @@ impl JsonLayout {
                 }
                 JsonField::Thread => {
                     self.key(out, &mut first, "thread");
-                    escape(&record.thread, out);
+                    escape(record.thread, out);
                 }
                 JsonField::Logger => {
                     self.key(out, &mut first, "logger");
-                    escape(&record.target, out);
+                    escape(record.target, out);
                 }
                 JsonField::Message => {
                     self.key(out, &mut first, "message");

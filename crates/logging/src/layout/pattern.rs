@@ -264,7 +264,7 @@ fn write_conversion(
         Conversion::Level => out.extend_from_slice(record.level.as_str().as_bytes()),
         Conversion::Date(format) => format.write(record.time, out),
         Conversion::Logger(None) => out.extend_from_slice(record.target.as_bytes()),
-        Conversion::Logger(Some(n)) => abbreviate(&record.target, *n, out),
+        Conversion::Logger(Some(n)) => abbreviate(record.target, *n, out),
         Conversion::Message => write_message(record, out),
         Conversion::Newline => out.push(b'\n'),
         Conversion::Thread => out.extend_from_slice(record.thread.as_bytes()),
@@ -369,9 +369,9 @@ mod tests {
     fn record() -> Record {
         let mut r = Record {
             level: Level::INFO,
-            target: "realtime::quotes::feed".into(),
+            target: "realtime::quotes::feed",
             time: 1_392_044_642_619_000_000,
-            thread: "tokio-runtime-worker".into(),
+            thread: "tokio-runtime-worker",
             message: "quote updated".into(),
             ..Record::default()
         };
