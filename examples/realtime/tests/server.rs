@@ -226,3 +226,120 @@ fn sigterm_under_load_loses_no_request_log_line() {
         "request-log lines vs responses the clients completed"
     );
 }
+
+fn write_config(dir: &Path, body: &str) -> std::path::PathBuf {
+    let path = dir.join("config.yaml");
+    std::fs::write(&path, body.replace("DIR", &dir.display().to_string())).unwrap();
+    path
+}
+
+fn run_and_stop(config: &Path, requests: &[&str]) {
+    let mut service = start(config);
+    let mut conn = connect(service.app);
+    for path in requests {
+        get(&mut conn, path).unwrap();
+    }
+    let mut admin = connect(service.admin);
+    get(&mut admin, "/healthcheck").unwrap();
+    drop((conn, admin));
+    sigterm(&service.child);
+    assert!(service.child.wait().unwrap().success());
+}
+
+#[test]
+fn excluded_paths_and_the_access_json_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "server:\n  applicationConnectors: [{type: http, port: 0}]\n  adminConnectors: [{type: http, port: 0}]\n  \
+         requestLog:\n    excludedPaths: [/healthcheck, /realtime/quotes/NOPE*]\n    appenders:\n      - type: file\n        \
+         currentLogFilename: DIR/requests.json\n        archive: false\n        layout: {type: access-json}\n\
+         logging:\n  appenders: []\n",
+    );
+    run_and_stop(
+        &config,
+        &[
+            "/realtime/quotes/ACME",
+            "/realtime/quotes/NOPE1",
+            "/realtime/quotes?x=1",
+        ],
+    );
+    let text = std::fs::read_to_string(dir.path().join("requests.json")).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["requestUri"], "/realtime/quotes/ACME");
+    assert_eq!(lines[0]["statusCode"], 200);
+    assert_eq!(lines[0]["method"], "GET");
+    assert_eq!(lines[0]["protocol"], "HTTP/1.1");
+    assert_eq!(lines[0]["userAgent"], "realtime-test");
+    assert!(lines[0]["contentLength"].as_u64().unwrap() > 10);
+    assert_eq!(lines[1]["requestUri"], "/realtime/quotes?x=1");
+}
+
+#[test]
+fn org_eclipse_jetty_warn_quiets_the_servers_debug_chatter() {
+    let dir = tempfile::tempdir().unwrap();
+    let chatty = |quiet: bool| {
+        format!(
+            "server:\n  applicationConnectors: [{{type: http, port: 0}}]\n  adminConnectors: [{{type: http, port: 0}}]\n  \
+             requestLog: {{appenders: []}}\nlogging:\n  level: DEBUG\n  loggers: {{{}}}\n  appenders:\n    - type: file\n      \
+             currentLogFilename: DIR/app.log\n      archive: false\n      discardingThreshold: 0\n",
+            if quiet { "org.eclipse.jetty: WARN" } else { "" }
+        )
+    };
+    let config = write_config(dir.path(), &chatty(false));
+    run_and_stop(&config, &["/realtime/quotes/ACME"]);
+    let loud = std::fs::read_to_string(dir.path().join("app.log")).unwrap();
+    for event in [
+        "connection accepted",
+        "request received",
+        "routed",
+        "response written",
+        "connection closed",
+    ] {
+        let found = loud.lines().any(|l| {
+            l.starts_with("DEBUG") && l.contains("ferrowizard::server::") && l.contains(event)
+        });
+        assert!(found, "no {event:?} in:\n{loud}");
+    }
+    assert!(
+        loud.contains("realtime::quotes: quote requested symbol=ACME"),
+        "{loud}"
+    );
+
+    std::fs::remove_file(dir.path().join("app.log")).unwrap();
+    let config = write_config(dir.path(), &chatty(true));
+    run_and_stop(&config, &["/realtime/quotes/ACME"]);
+    let quiet = std::fs::read_to_string(dir.path().join("app.log")).unwrap();
+    assert!(
+        !quiet
+            .lines()
+            .any(|l| l.starts_with("DEBUG") && l.contains("ferrowizard::server")),
+        "{quiet}"
+    );
+    assert!(
+        quiet.contains("realtime::quotes: quote requested symbol=ACME"),
+        "the application's DEBUG stays: {quiet}"
+    );
+}
+
+#[test]
+fn an_idle_connection_is_closed_after_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "server:\n  applicationConnectors: [{type: http, port: 0, idleTimeout: 500ms}]\n  adminConnectors: [{type: http, port: 0}]\n  \
+         requestLog: {appenders: []}\nlogging:\n  appenders: []\n",
+    );
+    let service = start(&config);
+    let mut conn = connect(service.app);
+    assert_eq!(get(&mut conn, "/realtime/quotes/ACME").unwrap(), 200);
+    // Idle past the timeout: the server closes the connection (EOF), it does not hang.
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut buf = [0u8; 16];
+    let read = conn.get_mut().read(&mut buf);
+    assert!(matches!(read, Ok(0)), "expected EOF, got {read:?}");
+}
