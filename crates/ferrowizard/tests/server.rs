@@ -138,6 +138,47 @@ async fn overload_gets_503_at_once_and_the_rest_are_served() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_requests_wait_for_a_slot_and_are_served() {
+    let gate = Arc::new(Semaphore::new(0));
+    let server = Server::start(
+        &server(2, 3, vec![http(0, 10_000)]),
+        &AdminFactory::default(),
+        routes(gate.clone()),
+        Vec::new(),
+        "test",
+    )
+    .await
+    .unwrap();
+    let addr = app_addr(&server);
+    // Two run, three wait, three are turned away.
+    let requests: Vec<_> = (0..8)
+        .map(|_| tokio::task::spawn_blocking(move || get_close(addr, "/slow")))
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while server.rejected()[0] < 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no 503s: {:?}",
+            server.rejected()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Let them through one at a time: each freed slot goes to a waiter.
+    for _ in 0..5 {
+        gate.add_permits(1);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut statuses: Vec<u16> = Vec::new();
+    for r in requests {
+        statuses.push(status(&r.await.unwrap()));
+    }
+    statuses.sort();
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 503, 503, 503]);
+    assert_eq!(server.rejected()[0], 3);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_clients_get_errors_and_the_server_serves_on() {
     // This test binary's global subscriber: the server's ERROR lines go to a file.
     let dir = tempfile::tempdir().unwrap();

@@ -2,12 +2,13 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::task::{Context, Poll};
 
 use axum::body::Body;
 use http::{Method, Request, Response, StatusCode};
-use tokio::sync::Semaphore;
+use tokio::sync::Notify;
 use tower::{Layer, Service};
 
 type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
@@ -20,12 +21,28 @@ pub struct OverloadLayer {
     state: Arc<Overload>,
 }
 
-/// The shared counters and permits of an [`OverloadLayer`].
+/// The shared counters of an [`OverloadLayer`].
+///
+/// Atomics rather than `tokio::sync::Semaphore`: a semaphore takes its waiters' mutex on
+/// every release, i.e. twice per request on a lock every worker shares. Here admission and
+/// a free slot are a compare-and-swap each, and only a request that must wait for a slot
+/// touches the `Notify`.
 #[derive(Debug)]
 pub struct Overload {
-    running: Arc<Semaphore>,
-    admitted: Arc<Semaphore>,
+    max_running: usize,
+    max_admitted: usize,
+    running: AtomicUsize,
+    admitted: AtomicUsize,
+    waiting: AtomicUsize,
+    slot_freed: Notify,
     rejected: AtomicU64,
+}
+
+/// Increments `counter` if it is below `max`.
+fn take(counter: &AtomicUsize, max: usize) -> bool {
+    counter
+        .fetch_update(AcqRel, Acquire, |n| (n < max).then_some(n + 1))
+        .is_ok()
 }
 
 impl Overload {
@@ -33,20 +50,79 @@ impl Overload {
     pub fn rejected(&self) -> u64 {
         self.rejected.load(Relaxed)
     }
+
+    /// Waits for a running slot; the returned guard frees it.
+    async fn run(self: Arc<Self>) -> Slot {
+        loop {
+            if take(&self.running, self.max_running) {
+                return Slot(self);
+            }
+            let me = self.clone();
+            let notified = me.slot_freed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            // Counted as waiting before the second look, so that a slot freed in between
+            // is announced to us.
+            let waiting = Waiting::new(&me.waiting);
+            if take(&self.running, self.max_running) {
+                return Slot(self);
+            }
+            notified.await;
+            drop(waiting);
+        }
+    }
+}
+
+/// Counts a waiter while it lives (also when its request is dropped while waiting).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, SeqCst);
+        Waiting(counter)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A running request's slot.
+struct Slot(Arc<Overload>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, SeqCst);
+        if self.0.waiting.load(SeqCst) > 0 {
+            self.0.slot_freed.notify_one();
+        }
+    }
+}
+
+/// An admitted request (running or waiting); dropping it, also when the client goes away
+/// while it waits, frees its place.
+struct Admission(Arc<Overload>);
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        self.0.admitted.fetch_sub(1, AcqRel);
+    }
 }
 
 impl OverloadLayer {
     /// At most `max_running` at once, `max_queued` more waiting.
     pub fn new(max_running: usize, max_queued: usize) -> Self {
-        let running = max_running.max(1);
+        let max_running = max_running.max(1);
         OverloadLayer {
             state: Arc::new(Overload {
-                running: Arc::new(Semaphore::new(running)),
-                admitted: Arc::new(Semaphore::new(
-                    running
-                        .saturating_add(max_queued)
-                        .min(Semaphore::MAX_PERMITS),
-                )),
+                max_running,
+                max_admitted: max_running.saturating_add(max_queued),
+                running: AtomicUsize::new(0),
+                admitted: AtomicUsize::new(0),
+                waiting: AtomicUsize::new(0),
+                slot_freed: Notify::new(),
                 rejected: AtomicU64::new(0),
             }),
         }
@@ -91,7 +167,7 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let Ok(admitted) = self.state.admitted.clone().try_acquire_owned() else {
+        if !take(&self.state.admitted, self.state.max_admitted) {
             self.state.rejected.fetch_add(1, Relaxed);
             tracing::debug!(target: "ferrowizard::server::overload", uri = %req.uri(), "server full: 503");
             return Box::pin(async {
@@ -101,13 +177,14 @@ where
                 ))
             });
         };
-        let running = self.state.running.clone();
+        let admission = Admission(self.state.clone());
         let mut inner = self.inner.clone();
         std::mem::swap(&mut inner, &mut self.inner);
         Box::pin(async move {
-            let _admitted = admitted;
-            let _running = running.acquire_owned().await;
-            inner.call(req).await
+            let _slot = admission.0.clone().run().await;
+            let response = inner.call(req).await;
+            drop(admission);
+            response
         })
     }
 }
