@@ -1,0 +1,185 @@
+//! Gatling's console: the periodic block and the end-of-run tables.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use crate::engine::Run;
+use crate::stats::{Stats, Summary, Tally, rate};
+
+const WIDTH: usize = 120;
+
+fn rule(out: &mut String, c: char) {
+    out.extend(std::iter::repeat_n(c, WIDTH));
+    out.push('\n');
+}
+
+fn heading(out: &mut String, title: &str, tail: &str) {
+    let head = format!("---- {title} ");
+    let fill = WIDTH.saturating_sub(head.chars().count() + tail.chars().count());
+    out.push_str(&head);
+    out.extend(std::iter::repeat_n('-', fill));
+    out.push_str(tail);
+    out.push('\n');
+}
+
+fn request_row(out: &mut String, name: &str, t: &Tally) {
+    let label = format!("> {name}");
+    let _ = writeln!(
+        out,
+        "{label:<85}|{:>10} |{:>10} |{:>9}",
+        t.all.len(),
+        t.ok.len(),
+        t.ko.len()
+    );
+}
+
+/// The block printed every `consoleInterval`.
+pub fn block(run: &Run, stats: &Stats, elapsed: Duration) -> String {
+    let mut out = String::new();
+    rule(&mut out, '=');
+    let now = jiff::ZonedDateTime::now();
+    let stamp = now.strftime("%Y-%m-%d %H:%M:%S %Z").to_string();
+    let elapsed = format!("{}s elapsed", elapsed.as_secs());
+    let _ = writeln!(
+        out,
+        "{stamp}{elapsed:>width$}",
+        width = WIDTH - stamp.chars().count()
+    );
+    heading(&mut out, "Requests", "|---Total---|-----OK----|----KO----");
+    request_row(&mut out, "Global", &stats.global);
+    for (name, t) in &stats.by_name {
+        request_row(&mut out, name, t);
+    }
+    if !stats.errors.is_empty() {
+        heading(&mut out, "Errors", "");
+        errors(&mut out, stats);
+    }
+    for users in &run.users {
+        out.push('\n');
+        heading(&mut out, &users.name, "");
+        let planned = users.planned.load(Relaxed);
+        let started = users.started.load(Relaxed);
+        let done = users.done.load(Relaxed);
+        let waiting = planned.saturating_sub(started);
+        let active = started.saturating_sub(done);
+        let share = if planned == 0 {
+            0.0
+        } else {
+            done as f64 / planned as f64
+        };
+        let bar_width = WIDTH - 8;
+        let filled = ((share * bar_width as f64) as usize).min(bar_width);
+        let _ = writeln!(
+            out,
+            "[{}{}]{:>5}%",
+            "#".repeat(filled),
+            " ".repeat(bar_width - filled),
+            (share * 100.0) as u32
+        );
+        let _ = writeln!(
+            out,
+            "          waiting: {waiting:>9} / active: {active:>9}  / done: {done:>9}"
+        );
+    }
+    rule(&mut out, '=');
+    out
+}
+
+fn errors(out: &mut String, stats: &Stats) {
+    let total: u64 = stats.errors.values().sum();
+    let mut sorted: Vec<(&String, &u64)> = stats.errors.iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (message, n) in sorted {
+        let share = 100.0 * *n as f64 / total.max(1) as f64;
+        let label = format!("> {message}");
+        let label: String = label.chars().take(WIDTH - 20).collect();
+        let _ = writeln!(out, "{label:<100}{n:>9} ({share:>5.2}%)");
+    }
+}
+
+/// The end of a run: Global Information, the response time distribution, errors.
+pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
+    let mut out = String::new();
+    rule(&mut out, '=');
+    heading(&mut out, "Global Information", "");
+    let all = Summary::of(&stats.global.all);
+    let ok = Summary::of(&stats.global.ok);
+    let ko = Summary::of(&stats.global.ko);
+    let row = |out: &mut String, label: &str, f: &dyn Fn(&Summary) -> String| {
+        let _ = writeln!(
+            out,
+            "> {label:<80}{:>10} ({:>8}) ({:>8})",
+            f(&all),
+            f(&ok),
+            f(&ko)
+        );
+    };
+    let _ = writeln!(
+        out,
+        "> {:<80}{:>10} ({:>8}) ({:>8})",
+        "", "Total", "OK", "KO"
+    );
+    row(&mut out, "request count", &|s| s.count.to_string());
+    row(&mut out, "min response time (ms)", &|s| {
+        format!("{:.0}", s.min)
+    });
+    row(&mut out, "max response time (ms)", &|s| {
+        format!("{:.0}", s.max)
+    });
+    row(&mut out, "mean response time (ms)", &|s| {
+        format!("{:.0}", s.mean)
+    });
+    row(&mut out, "std deviation (ms)", &|s| {
+        format!("{:.0}", s.std_dev)
+    });
+    row(&mut out, "response time 50th percentile (ms)", &|s| {
+        format!("{:.0}", s.p50)
+    });
+    row(&mut out, "response time 75th percentile (ms)", &|s| {
+        format!("{:.0}", s.p75)
+    });
+    row(&mut out, "response time 95th percentile (ms)", &|s| {
+        format!("{:.0}", s.p95)
+    });
+    row(&mut out, "response time 99th percentile (ms)", &|s| {
+        format!("{:.0}", s.p99)
+    });
+    row(&mut out, "mean throughput (rps)", &|s| {
+        format!("{:.2}", rate(s.count, elapsed))
+    });
+    heading(&mut out, "Response Time Distribution", "");
+    let (low, high) = bounds;
+    let total = stats.global.all.len().max(1);
+    let h = &stats.global.ok;
+    let below = h
+        .iter_recorded()
+        .filter(|v| v.value_iterated_to() < low * 1000)
+        .map(|v| v.count_since_last_iteration())
+        .sum::<u64>();
+    let above = h
+        .iter_recorded()
+        .filter(|v| v.value_iterated_to() >= high * 1000)
+        .map(|v| v.count_since_last_iteration())
+        .sum::<u64>();
+    let middle = h.len() - below - above;
+    let ko_count = stats.global.ko.len();
+    for (label, n) in [
+        (format!("OK: t < {low} ms"), below),
+        (format!("OK: {low} ms <= t < {high} ms"), middle),
+        (format!("OK: t >= {high} ms"), above),
+        ("KO".to_owned(), ko_count),
+    ] {
+        let _ = writeln!(
+            out,
+            "> {label:<80}{n:>10} ({:>3.0}%)",
+            100.0 * n as f64 / total as f64
+        );
+    }
+    if !stats.errors.is_empty() {
+        heading(&mut out, "Errors", "");
+        errors(&mut out, stats);
+    }
+    rule(&mut out, '=');
+    out
+}

@@ -1,0 +1,13 @@
+//! volley: a Gatling-style load tester whose numbers can be trusted.
+//!
+//! A run: [`scenario`] loads the YAML (with ferrowizard-config: every mistake with its line),
+//! [`engine`] schedules users and records every response into HDR histograms ([`stats`]),
+//! [`console`] prints Gatling's blocks, [`results`] writes `results.json`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod console;
+pub mod engine;
+pub mod results;
+pub mod scenario;
+pub mod stats;

@@ -1,0 +1,137 @@
+//! `volley run|check SCENARIO.yaml`: the command line over the library.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use volley::engine;
+
+#[derive(Parser)]
+#[command(name = "volley", version, about = "A Gatling-style load tester")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario file.
+    Run {
+        /// The scenario (YAML).
+        scenario: PathBuf,
+        /// Override a value: `scenarios[0].injection[0].during=10s`.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        overrides: Vec<String>,
+        /// Where `results.json` goes.
+        #[arg(long, default_value = "target/volley")]
+        out: PathBuf,
+    },
+    /// Load and validate a scenario file, then exit.
+    Check {
+        /// The scenario (YAML).
+        scenario: PathBuf,
+        /// Overrides, as for `run`.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        overrides: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match cli.command {
+        Command::Check {
+            scenario,
+            overrides,
+        } => match volley::scenario::load(&scenario, &overrides) {
+            Ok(_) => {
+                println!("Scenario is OK");
+                ExitCode::SUCCESS
+            }
+            Err(report) => {
+                eprintln!("{report}");
+                ExitCode::from(1)
+            }
+        },
+        Command::Run {
+            scenario,
+            overrides,
+            out,
+        } => match run(&scenario, &overrides, &out) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("volley: {e:#}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}
+
+fn run(
+    path: &std::path::Path,
+    overrides: &[String],
+    out: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    let simulation = match volley::scenario::load(path, overrides) {
+        Ok(s) => s,
+        Err(report) => {
+            eprintln!("{report}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    let started_at = jiff::Timestamp::now().to_string();
+    let (stats_text, results) = runtime.block_on(async {
+        let run = engine::prepare(&simulation).map_err(anyhow::Error::msg)?;
+        let interval = simulation
+            .console_interval
+            .get()
+            .max(Duration::from_millis(100));
+        let printer = {
+            let run = run.clone();
+            tokio::spawn(async move {
+                let mut tick =
+                    tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+                loop {
+                    tick.tick().await;
+                    let block = match run.stats.lock() {
+                        Ok(stats) => volley::console::block(&run, &stats, run.started.elapsed()),
+                        Err(_) => return,
+                    };
+                    let _ = std::io::stdout().write_all(block.as_bytes());
+                }
+            })
+        };
+        let finished = engine::execute(run.clone(), &simulation).await;
+        printer.abort();
+        let elapsed = run.started.elapsed();
+        let stats = run
+            .stats
+            .lock()
+            .map_err(|_| anyhow::anyhow!("statistics lock poisoned"))?;
+        let text = format!(
+            "{}{}",
+            volley::console::block(&run, &stats, elapsed),
+            volley::console::summary(&stats, elapsed, (800, 1200))
+        );
+        let results = volley::results::Results::new(&stats, started_at, elapsed, !finished);
+        anyhow::Ok((text, results))
+    })?;
+    std::io::stdout().write_all(stats_text.as_bytes())?;
+    std::fs::create_dir_all(out)?;
+    let file = out.join("results.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&results)?)?;
+    println!("Results: {}", file.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,267 @@
+//! The scenario file: what to send, by how many users, for how long.
+
+use std::collections::BTreeMap;
+
+use ferrowizard_config::{Duration, section};
+
+section! {
+    /// A load test.
+    pub struct Simulation {
+        /// The target, e.g. `http://127.0.0.1:8080`.
+        #[garde(custom(http_url))]
+        base_url: String = String::new(),
+        /// HTTP settings.
+        http: HttpSettings = HttpSettings::default(),
+        /// How often the console block is printed.
+        console_interval: Duration = Duration::seconds(5),
+        /// The run stops after this long whatever the injection says (always bounded).
+        #[garde(custom(positive))]
+        max_duration: Duration = Duration::minutes(10),
+        /// The scenarios, run side by side.
+        #[garde(length(min = 1), dive)]
+        scenarios: Vec<Scenario> = Vec::new(),
+    }
+}
+
+fn http_url(url: &str, _: &()) -> garde::Result {
+    if url.starts_with("http://") && url.len() > "http://".len() {
+        Ok(())
+    } else {
+        Err(garde::Error::new(
+            "must be an http:// URL such as http://127.0.0.1:8080",
+        ))
+    }
+}
+
+fn positive(d: &Duration, _: &()) -> garde::Result {
+    if d.get().is_zero() {
+        Err(garde::Error::new("must be longer than 0"))
+    } else {
+        Ok(())
+    }
+}
+
+section! {
+    /// `http:`.
+    pub struct HttpSettings {
+        /// Connecting may take this long.
+        connect_timeout: Duration = Duration::seconds(5),
+        /// A request (send to last byte received) may take this long; then it is KO.
+        request_timeout: Duration = Duration::seconds(60),
+        /// Reuse connections.
+        keep_alive: bool = true,
+        /// Idle connections kept per host.
+        #[garde(range(min = 1))]
+        max_connections: usize = 1000,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String> = BTreeMap::new(),
+    }
+}
+
+section! {
+    /// One scenario: a name, who comes and when, and what each user does.
+    pub struct Scenario {
+        /// Shown in the console ("Realtime interface").
+        #[garde(length(min = 1))]
+        name: String = String::new(),
+        /// When users arrive, one step after the other.
+        #[garde(length(min = 1), dive)]
+        injection: Vec<Injection> = Vec::new(),
+        /// What each user does.
+        #[garde(length(min = 1), dive)]
+        steps: Vec<Step> = Vec::new(),
+    }
+}
+
+/// One injection step: exactly one of the Gatling forms, with `during`/`to` as they need.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Injection {
+    /// Open model: this many users at once.
+    pub at_once_users: Option<u32>,
+    /// Open model: this many users spread evenly over `during`.
+    pub ramp_users: Option<u32>,
+    /// Open model: this many new users a second for `during`.
+    pub constant_users_per_sec: Option<f64>,
+    /// Open model: from this rate to `to` over `during`.
+    pub ramp_users_per_sec: Option<f64>,
+    /// The end rate of `rampUsersPerSec`.
+    pub to: Option<f64>,
+    /// Open model: wait this long.
+    pub nothing_for: Option<Duration>,
+    /// Closed model: keep this many users running for `during`.
+    pub constant_concurrent_users: Option<u32>,
+    /// How long the step lasts.
+    pub during: Option<Duration>,
+    /// Arrivals at random (Poisson) instead of evenly spaced.
+    pub randomized: bool,
+}
+
+/// The shape of an injection step, once validated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    /// Users at once.
+    AtOnce(u32),
+    /// Users spread over a duration.
+    Ramp(u32, std::time::Duration),
+    /// A rate from `.0` to `.1` users a second over a duration.
+    Rate(f64, f64, std::time::Duration),
+    /// A pause.
+    Nothing(std::time::Duration),
+    /// Concurrent users for a duration.
+    Concurrent(u32, std::time::Duration),
+}
+
+impl Injection {
+    /// The step's shape, or what is wrong with it.
+    pub fn shape(&self) -> Result<Shape, String> {
+        let during = self.during.map(Duration::get);
+        let need = |what: &str| during.ok_or_else(|| format!("{what} needs `during`"));
+        let set = [
+            self.at_once_users.is_some(),
+            self.ramp_users.is_some(),
+            self.constant_users_per_sec.is_some(),
+            self.ramp_users_per_sec.is_some(),
+            self.nothing_for.is_some(),
+            self.constant_concurrent_users.is_some(),
+        ];
+        if set.iter().filter(|s| **s).count() != 1 {
+            return Err("give exactly one of atOnceUsers, rampUsers, constantUsersPerSec, rampUsersPerSec, nothingFor, constantConcurrentUsers".into());
+        }
+        let rate_ok = |r: f64| {
+            if r.is_finite() && r >= 0.0 {
+                Ok(r)
+            } else {
+                Err(format!("{r} is not a rate"))
+            }
+        };
+        Ok(if let Some(n) = self.at_once_users {
+            Shape::AtOnce(n)
+        } else if let Some(n) = self.ramp_users {
+            Shape::Ramp(n, need("rampUsers")?)
+        } else if let Some(r) = self.constant_users_per_sec {
+            let r = rate_ok(r)?;
+            Shape::Rate(r, r, need("constantUsersPerSec")?)
+        } else if let Some(r) = self.ramp_users_per_sec {
+            let to = rate_ok(self.to.ok_or("rampUsersPerSec needs `to`")?)?;
+            Shape::Rate(rate_ok(r)?, to, need("rampUsersPerSec")?)
+        } else if let Some(d) = self.nothing_for {
+            Shape::Nothing(d.get())
+        } else {
+            Shape::Concurrent(
+                self.constant_concurrent_users.unwrap_or(0),
+                need("constantConcurrentUsers")?,
+            )
+        })
+    }
+}
+
+impl garde::Validate for Injection {
+    type Context = ();
+
+    fn validate_into(
+        &self,
+        _: &(),
+        parent: &mut dyn FnMut() -> garde::Path,
+        report: &mut garde::Report,
+    ) {
+        if let Err(e) = self.shape() {
+            report.append(parent(), garde::Error::new(e));
+        }
+    }
+}
+
+/// One step of a user: exactly one of `request`, `pause`, `repeat`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Step {
+    /// Send a request.
+    pub request: Option<Request>,
+    /// Wait.
+    pub pause: Option<Duration>,
+    /// Do `steps` `times` times.
+    pub repeat: Option<Box<Repeat>>,
+}
+
+impl garde::Validate for Step {
+    type Context = ();
+
+    fn validate_into(
+        &self,
+        ctx: &(),
+        parent: &mut dyn FnMut() -> garde::Path,
+        report: &mut garde::Report,
+    ) {
+        let n = [
+            self.request.is_some(),
+            self.pause.is_some(),
+            self.repeat.is_some(),
+        ]
+        .iter()
+        .filter(|x| **x)
+        .count();
+        if n != 1 {
+            report.append(
+                parent(),
+                garde::Error::new("give exactly one of request, pause, repeat"),
+            );
+        }
+        if let Some(r) = &self.request {
+            r.validate_into(ctx, &mut || parent().join("request"), report);
+        }
+        if let Some(r) = &self.repeat {
+            r.validate_into(ctx, &mut || parent().join("repeat"), report);
+        }
+    }
+}
+
+section! {
+    /// `repeat:`.
+    pub struct Repeat {
+        /// How many times.
+        times: u32 = 1,
+        /// What.
+        #[garde(length(min = 1), dive)]
+        steps: Vec<Step> = Vec::new(),
+    }
+}
+
+section! {
+    /// `request:`.
+    pub struct Request {
+        /// The name statistics are kept under.
+        #[garde(length(min = 1))]
+        name: String = String::new(),
+        /// GET, POST...
+        method: String = "GET".to_owned(),
+        /// The path after the base URL.
+        #[garde(custom(valid_path))]
+        path: String = String::new(),
+        /// A body.
+        body: Option<String> = None,
+        /// Headers of this request.
+        headers: BTreeMap<String, String> = BTreeMap::new(),
+        /// Statuses that count as OK; absent: 2xx and 304, as in Gatling.
+        status: Option<Vec<u16>> = None,
+        /// The body must contain this text.
+        body_contains: Option<String> = None,
+    }
+}
+
+fn valid_path(p: &str, _: &()) -> garde::Result {
+    if p.starts_with('/') {
+        Ok(())
+    } else {
+        Err(garde::Error::new("must start with /"))
+    }
+}
+
+/// Loads and validates a scenario file, with `--set` overrides.
+pub fn load(
+    path: &std::path::Path,
+    overrides: &[String],
+) -> Result<Simulation, ferrowizard_config::Report> {
+    ferrowizard_config::Loader::new()
+        .overrides(overrides.to_vec())
+        .load_file(path)
+}

@@ -1,0 +1,211 @@
+//! What a run measured: HDR histograms per request name and in all, errors, and a series
+//! per second for charts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// 1 µs to 1 h at 3 significant digits, as HdrHistogram users expect.
+pub fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("constant bounds are valid")
+}
+
+/// Histograms of one request name (or of all).
+#[derive(Clone, Debug)]
+pub struct Tally {
+    /// Every response.
+    pub all: Histogram<u64>,
+    /// OK responses.
+    pub ok: Histogram<u64>,
+    /// KO responses.
+    pub ko: Histogram<u64>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            all: histogram(),
+            ok: histogram(),
+            ko: histogram(),
+        }
+    }
+}
+
+impl Tally {
+    fn record(&mut self, micros: u64, ok: bool) {
+        let v = micros.clamp(1, 3_600_000_000);
+        let _ = self.all.record(v);
+        let _ = if ok {
+            self.ok.record(v)
+        } else {
+            self.ko.record(v)
+        };
+    }
+}
+
+/// One second of the run.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Second {
+    /// Seconds since the start.
+    pub second: u64,
+    /// Responses received this second.
+    pub requests: u64,
+    /// OK among them.
+    pub ok: u64,
+    /// KO among them.
+    pub ko: u64,
+    /// Users active at the end of the second.
+    pub active_users: u64,
+    /// Response-time percentiles this second, in ms.
+    pub p50: f64,
+    /// 95th percentile, ms.
+    pub p95: f64,
+    /// 99th percentile, ms.
+    pub p99: f64,
+}
+
+/// Everything measured so far.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Per request name.
+    pub by_name: BTreeMap<String, Tally>,
+    /// All requests.
+    pub global: Tally,
+    /// KO messages and how often they happened.
+    pub errors: BTreeMap<String, u64>,
+    /// Finished seconds.
+    pub seconds: Vec<Second>,
+    current: Option<(u64, Histogram<u64>, u64, u64)>,
+}
+
+impl Stats {
+    /// Records one response `micros` long, `second`s into the run.
+    pub fn record(
+        &mut self,
+        name: &str,
+        second: u64,
+        micros: u64,
+        error: Option<&str>,
+        active: u64,
+    ) {
+        let ok = error.is_none();
+        match self.by_name.get_mut(name) {
+            Some(t) => t.record(micros, ok),
+            None => {
+                let mut t = Tally::default();
+                t.record(micros, ok);
+                self.by_name.insert(name.to_owned(), t);
+            }
+        }
+        self.global.record(micros, ok);
+        if let Some(e) = error {
+            *self.errors.entry(e.to_owned()).or_default() += 1;
+        }
+        self.roll_to(second, active);
+        if let Some((_, h, oks, kos)) = &mut self.current {
+            let _ = h.record(micros.clamp(1, 3_600_000_000));
+            if ok {
+                *oks += 1;
+            } else {
+                *kos += 1;
+            }
+        }
+    }
+
+    /// Closes the seconds before `second` (a response that arrives for a second already
+    /// closed counts in the current one).
+    pub fn roll_to(&mut self, second: u64, active: u64) {
+        let Some((s, h, ok, ko)) = self.current.take() else {
+            self.current = Some((second, histogram(), 0, 0));
+            return;
+        };
+        if s >= second {
+            self.current = Some((s, h, ok, ko));
+            return;
+        }
+        let ms = |q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                h.value_at_quantile(q) as f64 / 1000.0
+            }
+        };
+        self.seconds.push(Second {
+            second: s,
+            requests: ok + ko,
+            ok,
+            ko,
+            active_users: active,
+            p50: ms(0.5),
+            p95: ms(0.95),
+            p99: ms(0.99),
+        });
+        for empty in s + 1..second {
+            self.seconds.push(Second {
+                second: empty,
+                requests: 0,
+                ok: 0,
+                ko: 0,
+                active_users: active,
+                p50: 0.0,
+                p95: 0.0,
+                p99: 0.0,
+            });
+        }
+        self.current = Some((second, histogram(), 0, 0));
+    }
+}
+
+/// The summary of one histogram in Gatling's terms (times in ms).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Responses.
+    pub count: u64,
+    /// Shortest.
+    pub min: f64,
+    /// Longest.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Standard deviation.
+    pub std_dev: f64,
+    /// 50th percentile.
+    pub p50: f64,
+    /// 75th.
+    pub p75: f64,
+    /// 95th.
+    pub p95: f64,
+    /// 99th.
+    pub p99: f64,
+}
+
+impl Summary {
+    /// Of `h` (values in µs).
+    pub fn of(h: &Histogram<u64>) -> Summary {
+        if h.is_empty() {
+            return Summary::default();
+        }
+        let ms = |v: u64| v as f64 / 1000.0;
+        Summary {
+            count: h.len(),
+            min: ms(h.min()),
+            max: ms(h.max()),
+            mean: h.mean() / 1000.0,
+            std_dev: h.stdev() / 1000.0,
+            p50: ms(h.value_at_quantile(0.50)),
+            p75: ms(h.value_at_quantile(0.75)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+        }
+    }
+}
+
+/// Requests per second over `elapsed`.
+pub fn rate(count: u64, elapsed: Duration) -> f64 {
+    let s = elapsed.as_secs_f64();
+    if s > 0.0 { count as f64 / s } else { 0.0 }
+}

@@ -1,0 +1,190 @@
+//! `volley` against a small hyper server inside the test: real sockets, the real binary.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+/// Serves `/ok` (200), `/created` (201), `/missing` (404) and `/slow` (200 after 300 ms) on a
+/// free port, on a runtime of its own.
+fn serve() -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        |req: Request<hyper::body::Incoming>| async move {
+                            let (status, body) = match req.uri().path() {
+                                "/ok" => (200, "ok"),
+                                "/created" => (201, "created"),
+                                "/slow" => {
+                                    tokio::time::sleep(Duration::from_millis(300)).await;
+                                    (200, "slow")
+                                }
+                                _ => (404, "missing"),
+                            };
+                            let mut r = Response::new(Full::new(Bytes::from(body)));
+                            *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
+                            Ok::<_, std::convert::Infallible>(r)
+                        },
+                    );
+                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+    });
+    rx.recv().unwrap()
+}
+
+fn scenario(dir: &Path, body: &str) -> std::path::PathBuf {
+    let path = dir.join("scenario.yaml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn results(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
+}
+
+fn volley(dir: &Path, file: &Path) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("volley")
+        .unwrap()
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .timeout(Duration::from_secs(60))
+        .assert()
+}
+
+#[test]
+fn open_model_sends_exactly_the_users_planned() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: open\n    injection:\n      - atOnceUsers: 30\n      - rampUsers: 20\n        during: 1s\n      \
+             - constantUsersPerSec: 40\n        during: 1s\n        randomized: true\n    steps:\n      - request: {{name: ok, path: /ok}}\n      \
+             - request: {{name: missing, path: /missing, status: [404]}}\n"
+        ),
+    );
+    let out = volley(dir.path(), &file).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("---- Global Information"), "{stdout}");
+    assert!(stdout.contains("> Global"), "{stdout}");
+    let r = results(dir.path());
+    assert_eq!(r["requests"]["ok"]["total"]["count"], 90);
+    assert_eq!(
+        r["requests"]["missing"]["ok"]["count"], 90,
+        "an expected 404 is OK"
+    );
+    assert_eq!(r["global"]["ko"]["count"], 0);
+    assert!(!r["global"]["histogram"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn closed_model_keeps_users_busy_and_kos_are_classified() {
+    let addr = serve();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: closed\n    injection:\n      - constantConcurrentUsers: 5\n        during: 1s\n    \
+             steps:\n      - request: {{name: slow, path: /slow}}\n      - request: {{name: created, path: /created, status: [200]}}\n"
+        ),
+    );
+    volley(dir.path(), &file).success();
+    let r = results(dir.path());
+    // Five users, each 300 ms per round, for about a second: 15 to 25 rounds in all.
+    let slow = r["requests"]["slow"]["total"]["count"].as_u64().unwrap();
+    assert!((10..=30).contains(&slow), "{slow} slow requests");
+    assert!(r["requests"]["slow"]["total"]["min"].as_f64().unwrap() >= 300.0);
+    assert_eq!(
+        r["errors"]["status.find.is(200), but actually found 201"],
+        r["requests"]["created"]["total"]["count"]
+    );
+
+    // A target that refuses connections: every request is KO, classified.
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{closed}\nscenarios:\n  - name: refused\n    injection: [{{atOnceUsers: 3}}]\n    steps: [{{request: {{name: r, path: /ok}}}}]\n"
+        ),
+    );
+    volley(dir.path(), &file).success();
+    let r = results(dir.path());
+    assert_eq!(r["errors"]["Connection refused"], 3, "{}", r["errors"]);
+}
+
+#[test]
+fn max_duration_bounds_every_run() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nmaxDuration: 1s\nscenarios:\n  - name: long\n    injection:\n      - constantConcurrentUsers: 2\n        during: 1h\n    \
+             steps: [{{request: {{name: ok, path: /ok}}}}, {{pause: 50ms}}]\n"
+        ),
+    );
+    let started = std::time::Instant::now();
+    volley(dir.path(), &file).success();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the run was not cut at maxDuration"
+    );
+    let r = results(dir.path());
+    assert_eq!(r["cutAtMaxDuration"], true);
+    assert!(r["global"]["total"]["count"].as_u64().unwrap() > 5);
+}
+
+#[test]
+fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        "baseUrl: localhost:8080\nscenarios:\n  - name: bad\n    injection:\n      - constantUserPerSec: 5\n    steps:\n      - request: {name: x, path: nope}\n        pause: 1s\n",
+    );
+    let out = Command::cargo_bin("volley")
+        .unwrap()
+        .arg("check")
+        .arg(&file)
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("scenario.yaml:1:10: Invalid value at: baseUrl"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "scenario.yaml:5:9: Unrecognized field at: scenarios[0].injection[0].constantUserPerSec"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("constantUsersPerSec"), "did you mean: {err}");
+    assert!(err.contains("path; must start with /"), "{err}");
+    assert!(
+        err.contains("give exactly one of request, pause, repeat"),
+        "{err}"
+    );
+}
