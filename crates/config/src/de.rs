@@ -604,6 +604,18 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
                         tag: tag_de,
                         body: Some(body),
                     })
+                } else if let [(key, value)] = entries.as_slice()
+                    && variants.contains(&key.key_text().as_str())
+                {
+                    // Externally tagged, for enums whose variants carry a value:
+                    // `metric: {percentile: 99}`. Only a key that names a variant counts, so
+                    // a mapping that merely lacks its `type` is still reported as such.
+                    let tag = self.child(key, self.path.clone());
+                    let body = self.child(value, self.path.key(&key.key_text()));
+                    visitor.visit_enum(NodeEnum {
+                        tag,
+                        body: Some(body),
+                    })
                 } else {
                     Err(DeError {
                         kind: DeKind::MissingType { expected: variants },

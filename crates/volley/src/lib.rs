@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod assertions;
 pub mod console;
 pub mod engine;
 pub mod results;

@@ -120,12 +120,19 @@ fn run(
             .stats
             .lock()
             .map_err(|_| anyhow::anyhow!("statistics lock poisoned"))?;
-        let text = format!(
+        let [low, high] = simulation.distribution_bounds;
+        let mut text = format!(
             "{}{}",
             volley::console::block(&run, &stats, elapsed),
-            volley::console::summary(&stats, elapsed, (800, 1200))
+            volley::console::summary(&stats, elapsed, (low, high))
         );
-        let results = volley::results::Results::new(&stats, started_at, elapsed, !finished);
+        let outcomes = volley::assertions::check(&simulation.assertions, &stats, elapsed);
+        for o in &outcomes {
+            text.push_str(&volley::assertions::line(o));
+            text.push('\n');
+        }
+        let results =
+            volley::results::Results::new(&stats, started_at, elapsed, !finished, outcomes);
         anyhow::Ok((text, results))
     })?;
     std::io::stdout().write_all(stats_text.as_bytes())?;
@@ -133,5 +140,9 @@ fn run(
     let file = out.join("results.json");
     std::fs::write(&file, serde_json::to_vec_pretty(&results)?)?;
     println!("Results: {}", file.display());
+    // Gatling's exit codes: KOs alone are no failure; a failed assertion is 2.
+    if results.assertions.iter().any(|a| !a.passed) {
+        return Ok(ExitCode::from(2));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -46,6 +46,8 @@ pub struct Results {
     pub errors: BTreeMap<String, u64>,
     /// One entry a second.
     pub seconds: Vec<Second>,
+    /// The assertions' outcomes.
+    pub assertions: Vec<crate::assertions::Outcome>,
 }
 
 fn encode(h: &hdrhistogram::Histogram<u64>) -> String {
@@ -68,7 +70,13 @@ fn request(t: &crate::stats::Tally, elapsed: Duration) -> RequestResults {
 
 impl Results {
     /// The results of `stats`.
-    pub fn new(stats: &Stats, started_at: String, elapsed: Duration, cut: bool) -> Results {
+    pub fn new(
+        stats: &Stats,
+        started_at: String,
+        elapsed: Duration,
+        cut: bool,
+        assertions: Vec<crate::assertions::Outcome>,
+    ) -> Results {
         Results {
             volley: env!("CARGO_PKG_VERSION"),
             started_at,
@@ -82,6 +90,7 @@ impl Results {
                 .collect(),
             errors: stats.errors.clone(),
             seconds: stats.seconds.clone(),
+            assertions,
         }
     }
 }

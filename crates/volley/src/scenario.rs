@@ -20,6 +20,10 @@ section! {
         /// The scenarios, run side by side.
         #[garde(length(min = 1), dive)]
         scenarios: Vec<Scenario> = Vec::new(),
+        /// Checked at the end; any failure makes the exit code 2.
+        assertions: Vec<crate::assertions::Assertion> = Vec::new(),
+        /// The response time distribution's bounds (ms), Gatling's 800 and 1200 by default.
+        distribution_bounds: [u64; 2] = [800, 1200],
     }
 }
 

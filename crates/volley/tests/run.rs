@@ -188,3 +188,44 @@ fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
         "{err}"
     );
 }
+
+#[test]
+fn assertions_set_the_exit_code() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let body = |lt_slow: u32| {
+        format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: a\n    injection: [{{atOnceUsers: 4}}]\n    steps:\n      - request: {{name: slow, path: /slow}}\n      \
+             - request: {{name: missing, path: /missing}}\nassertions:\n  \
+             - {{scope: global, stat: responseTime, metric: {{percentile: 99}}, condition: {{lt: {lt_slow}}}}}\n  \
+             - {{scope: {{details: missing}}, stat: failedRequests, metric: percent, condition: {{between: [99, 100]}}}}\n  \
+             - {{scope: forAll, stat: allRequests, metric: count, condition: {{gte: 4}}}}\n"
+        )
+    };
+    // Every assertion holds: exit 0, lines printed as Gatling prints them.
+    let file = scenario(dir.path(), &body(5_000));
+    let out = volley(dir.path(), &file).code(0);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains(
+            "Global: 99th percentile of response time is less than 5000.0 : true (actual : 3"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "missing: percentage of failed events is between 99.0 and 100.0 : true (actual : 100.0)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("For all requests: count of all requests is greater than or equal to 4.0 : true (actual : 4.0)"), "{stdout}");
+    // The slow request takes 300 ms: an assertion below that fails, exit 2.
+    let file = scenario(dir.path(), &body(100));
+    let out = volley(dir.path(), &file).code(2);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("is less than 100.0 : false (actual : 3"),
+        "{stdout}"
+    );
+    assert_eq!(results(dir.path())["assertions"][0]["passed"], false);
+}

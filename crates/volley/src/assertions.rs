@@ -1,0 +1,250 @@
+//! Gatling's assertions: checked after the run; any that fails makes the exit code 2.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{Stats, Tally, rate};
+
+/// Which requests an assertion looks at.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    /// All requests together.
+    Global,
+    /// Each request name on its own; all must pass.
+    ForAll,
+    /// One request name.
+    Details(String),
+}
+
+/// What is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Stat {
+    /// Response time of OK responses (ms).
+    ResponseTime,
+    /// All requests.
+    AllRequests,
+    /// KO requests.
+    FailedRequests,
+    /// OK requests.
+    SuccessfulRequests,
+    /// Requests per second over the run.
+    RequestsPerSec,
+}
+
+/// How it is summarized.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Metric {
+    /// Smallest.
+    Min,
+    /// Largest.
+    Max,
+    /// Mean.
+    Mean,
+    /// Standard deviation.
+    StdDev,
+    /// A percentile, e.g. 99.
+    Percentile(f64),
+    /// Share of all requests, in percent.
+    Percent,
+    /// A count.
+    Count,
+}
+
+/// The comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Condition {
+    /// Less than.
+    Lt(f64),
+    /// At most.
+    Lte(f64),
+    /// More than.
+    Gt(f64),
+    /// At least.
+    Gte(f64),
+    /// Between, bounds included.
+    Between(f64, f64),
+}
+
+ferrowizard_config::section! {
+    /// One assertion, e.g. `{scope: global, stat: responseTime, metric: {percentile: 99}, condition: {lt: 500}}`.
+    pub struct Assertion {
+        /// `global`, `forAll`, or `{details: name}`.
+        scope: Scope = Scope::Global,
+        /// What is measured.
+        stat: Stat = Stat::ResponseTime,
+        /// How it is summarized.
+        metric: Metric = Metric::Max,
+        /// The comparison.
+        condition: Condition = Condition::Lt(f64::INFINITY),
+    }
+}
+
+/// An assertion's outcome, as printed and written to results.json.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    /// Gatling's sentence, e.g. `Global: max of response time is less than 1000.0`.
+    pub description: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// The measured value (for forAll, the worst name's).
+    pub actual: f64,
+}
+
+fn stat_name(stat: Stat) -> &'static str {
+    match stat {
+        Stat::ResponseTime => "response time",
+        Stat::AllRequests => "all requests",
+        Stat::FailedRequests => "failed events",
+        Stat::SuccessfulRequests => "successful events",
+        Stat::RequestsPerSec => "requests per second",
+    }
+}
+
+fn metric_name(m: Metric) -> String {
+    match m {
+        Metric::Min => "min".into(),
+        Metric::Max => "max".into(),
+        Metric::Mean => "mean".into(),
+        Metric::StdDev => "standard deviation".into(),
+        Metric::Percentile(p) => format!("{p}th percentile"),
+        Metric::Percent => "percentage".into(),
+        Metric::Count => "count".into(),
+    }
+}
+
+fn condition_text(c: Condition) -> String {
+    match c {
+        Condition::Lt(v) => format!("is less than {v:.1}"),
+        Condition::Lte(v) => format!("is less than or equal to {v:.1}"),
+        Condition::Gt(v) => format!("is greater than {v:.1}"),
+        Condition::Gte(v) => format!("is greater than or equal to {v:.1}"),
+        Condition::Between(a, b) => format!("is between {a:.1} and {b:.1}"),
+    }
+}
+
+fn holds(c: Condition, v: f64) -> bool {
+    match c {
+        Condition::Lt(x) => v < x,
+        Condition::Lte(x) => v <= x,
+        Condition::Gt(x) => v > x,
+        Condition::Gte(x) => v >= x,
+        Condition::Between(a, b) => a <= v && v <= b,
+    }
+}
+
+/// The value of `stat`/`metric` over `t`, or why it has none.
+fn measure(
+    t: &Tally,
+    stat: Stat,
+    metric: Metric,
+    elapsed: std::time::Duration,
+) -> Result<f64, String> {
+    let h = match stat {
+        Stat::ResponseTime | Stat::SuccessfulRequests => &t.ok,
+        Stat::FailedRequests => &t.ko,
+        Stat::AllRequests | Stat::RequestsPerSec => &t.all,
+    };
+    let ms = |v: u64| v as f64 / 1000.0;
+    match (stat, metric) {
+        (Stat::RequestsPerSec, Metric::Mean) => Ok(rate(t.all.len(), elapsed)),
+        (Stat::RequestsPerSec, m) => Err(format!(
+            "requestsPerSec has only mean, not {}",
+            metric_name(m)
+        )),
+        (Stat::ResponseTime, Metric::Count | Metric::Percent) => {
+            Err("responseTime has no count or percentage".into())
+        }
+        (_, Metric::Count) => Ok(h.len() as f64),
+        (_, Metric::Percent) => Ok(if t.all.is_empty() {
+            0.0
+        } else {
+            100.0 * h.len() as f64 / t.all.len() as f64
+        }),
+        (Stat::ResponseTime, _) if h.is_empty() => Err("no OK response to measure".into()),
+        (Stat::ResponseTime, Metric::Min) => Ok(ms(h.min())),
+        (Stat::ResponseTime, Metric::Max) => Ok(ms(h.max())),
+        (Stat::ResponseTime, Metric::Mean) => Ok(h.mean() / 1000.0),
+        (Stat::ResponseTime, Metric::StdDev) => Ok(h.stdev() / 1000.0),
+        (Stat::ResponseTime, Metric::Percentile(p)) => {
+            Ok(ms(h.value_at_quantile((p / 100.0).clamp(0.0, 1.0))))
+        }
+        (s, m) => Err(format!("{} has no {}", stat_name(s), metric_name(m))),
+    }
+}
+
+/// Checks every assertion against a run.
+pub fn check(
+    assertions: &[Assertion],
+    stats: &Stats,
+    elapsed: std::time::Duration,
+) -> Vec<Outcome> {
+    assertions
+        .iter()
+        .map(|a| {
+            let (label, tallies): (String, Vec<(&str, &Tally)>) = match &a.scope {
+                Scope::Global => ("Global".into(), vec![("Global", &stats.global)]),
+                Scope::ForAll => (
+                    "For all requests".into(),
+                    stats.by_name.iter().map(|(k, t)| (k.as_str(), t)).collect(),
+                ),
+                Scope::Details(name) => (
+                    name.clone(),
+                    stats
+                        .by_name
+                        .get(name)
+                        .map(|t| vec![(name.as_str(), t)])
+                        .unwrap_or_default(),
+                ),
+            };
+            let description = format!(
+                "{label}: {} of {} {}",
+                metric_name(a.metric),
+                stat_name(a.stat),
+                condition_text(a.condition)
+            );
+            if tallies.is_empty() {
+                return Outcome {
+                    description: format!("{description} (no such request)"),
+                    passed: false,
+                    actual: f64::NAN,
+                };
+            }
+            let mut passed = true;
+            let mut actual = f64::NAN;
+            for (_, t) in tallies {
+                match measure(t, a.stat, a.metric, elapsed) {
+                    Ok(v) => {
+                        let ok = holds(a.condition, v);
+                        if !ok || actual.is_nan() {
+                            actual = v;
+                        }
+                        passed &= ok;
+                    }
+                    Err(e) => {
+                        return Outcome {
+                            description: format!("{description} ({e})"),
+                            passed: false,
+                            actual: f64::NAN,
+                        };
+                    }
+                }
+            }
+            Outcome {
+                description,
+                passed,
+                actual,
+            }
+        })
+        .collect()
+}
+
+/// Gatling's line: `Global: max of response time is less than 1000.0 : false (actual : 2040.0)`.
+pub fn line(o: &Outcome) -> String {
+    format!(
+        "{} : {} (actual : {:.1})",
+        o.description, o.passed, o.actual
+    )
+}
