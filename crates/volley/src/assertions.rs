@@ -83,7 +83,7 @@ ferrowizard_config::section! {
 }
 
 /// An assertion's outcome, as printed and written to results.json.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Outcome {
     /// Gatling's sentence, e.g. `Global: max of response time is less than 1000.0`.
     pub description: String,

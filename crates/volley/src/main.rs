@@ -28,6 +28,15 @@ enum Command {
         #[arg(long, default_value = "target/volley")]
         out: PathBuf,
     },
+    /// Merge the results of several generators into one, exactly (HDR histograms add).
+    Merge {
+        /// `results.json` files.
+        #[arg(required = true, num_args = 1..)]
+        inputs: Vec<PathBuf>,
+        /// Where the merged results go.
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+    },
     /// Load and validate a scenario file, then exit.
     Check {
         /// The scenario (YAML).
@@ -64,6 +73,13 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Merge { inputs, output } => match merge(&inputs, &output) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("volley: {e:#}");
+                ExitCode::from(1)
+            }
+        },
         Command::Run {
             scenario,
             overrides,
@@ -76,6 +92,32 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+fn merge(inputs: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let mut all = Vec::new();
+    for path in inputs {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+        let results: volley::results::Results = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{name} is not a volley results.json"))?;
+        all.push((name, results));
+    }
+    let merged = volley::results::merge(&all)?;
+    std::fs::write(output, serde_json::to_vec_pretty(&merged)?)
+        .with_context(|| format!("cannot write {}", output.display()))?;
+    let g = &merged.global.total;
+    println!(
+        "Merged {} runs into {}: {} requests, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        all.len(),
+        output.display(),
+        g.count,
+        g.p50,
+        g.p99,
+        g.max
+    );
+    Ok(())
 }
 
 fn run(

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{Second, Stats, Summary, rate};
 
 /// One request name's figures.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestResults {
     /// All responses.
@@ -24,14 +24,18 @@ pub struct RequestResults {
     pub mean_rps: f64,
     /// HdrHistogram V2 (deflate), base64: every response time in µs.
     pub histogram: String,
+    /// The same for OK responses.
+    pub ok_histogram: String,
+    /// The same for KO responses.
+    pub ko_histogram: String,
 }
 
 /// The whole run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Results {
     /// volley's version.
-    pub volley: &'static str,
+    pub volley: String,
     /// When the run started (RFC 3339).
     pub started_at: String,
     /// How long it ran, seconds.
@@ -65,6 +69,8 @@ fn request(t: &crate::stats::Tally, elapsed: Duration) -> RequestResults {
         ko: Summary::of(&t.ko),
         mean_rps: rate(t.all.len(), elapsed),
         histogram: encode(&t.all),
+        ok_histogram: encode(&t.ok),
+        ko_histogram: encode(&t.ko),
     }
 }
 
@@ -78,7 +84,7 @@ impl Results {
         assertions: Vec<crate::assertions::Outcome>,
     ) -> Results {
         Results {
-            volley: env!("CARGO_PKG_VERSION"),
+            volley: env!("CARGO_PKG_VERSION").to_owned(),
             started_at,
             duration_seconds: elapsed.as_secs_f64(),
             cut_at_max_duration: cut,
@@ -93,4 +99,115 @@ impl Results {
             assertions,
         }
     }
+}
+
+/// Why results could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No input.
+    #[error("nothing to merge")]
+    Empty,
+    /// A histogram that does not decode.
+    #[error("{file}: histogram of {name:?} does not decode: {message}")]
+    Histogram {
+        /// The input.
+        file: String,
+        /// The request name.
+        name: String,
+        /// Why.
+        message: String,
+    },
+}
+
+fn decode(file: &str, name: &str, text: &str) -> Result<hdrhistogram::Histogram<u64>, MergeError> {
+    use hdrhistogram::serialization::Deserializer;
+    let fail = |message: String| MergeError::Histogram {
+        file: file.to_owned(),
+        name: name.to_owned(),
+        message,
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| fail(e.to_string()))?;
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| fail(format!("{e:?}")))
+}
+
+fn add(
+    into: &mut crate::stats::Tally,
+    file: &str,
+    name: &str,
+    r: &RequestResults,
+) -> Result<(), MergeError> {
+    for (target, text) in [
+        (&mut into.all, &r.histogram),
+        (&mut into.ok, &r.ok_histogram),
+        (&mut into.ko, &r.ko_histogram),
+    ] {
+        let h = decode(file, name, text)?;
+        target.add(&h).map_err(|e| MergeError::Histogram {
+            file: file.to_owned(),
+            name: name.to_owned(),
+            message: format!("{e:?}"),
+        })?;
+    }
+    Ok(())
+}
+
+/// Merges the results of several generators run side by side: histograms are added, so the
+/// merged percentiles are exactly those of all responses together. Per-second counts are
+/// summed; a second's percentiles are the highest any generator saw (those are not mergeable
+/// without the per-second histograms). The run's duration is the longest input's.
+pub fn merge(inputs: &[(String, Results)]) -> Result<Results, MergeError> {
+    let (_, first) = inputs.first().ok_or(MergeError::Empty)?;
+    let mut stats = crate::stats::Stats::default();
+    let mut longest = 0.0f64;
+    let mut cut = false;
+    let mut seconds: BTreeMap<u64, Second> = BTreeMap::new();
+    for (file, r) in inputs {
+        add(&mut stats.global, file, "Global", &r.global)?;
+        for (name, req) in &r.requests {
+            add(
+                stats.by_name.entry(name.clone()).or_default(),
+                file,
+                name,
+                req,
+            )?;
+        }
+        for (e, n) in &r.errors {
+            *stats.errors.entry(e.clone()).or_default() += n;
+        }
+        longest = longest.max(r.duration_seconds);
+        cut |= r.cut_at_max_duration;
+        for s in &r.seconds {
+            let m = seconds.entry(s.second).or_insert_with(|| Second {
+                second: s.second,
+                requests: 0,
+                ok: 0,
+                ko: 0,
+                active_users: 0,
+                p50: 0.0,
+                p95: 0.0,
+                p99: 0.0,
+            });
+            m.requests += s.requests;
+            m.ok += s.ok;
+            m.ko += s.ko;
+            m.active_users += s.active_users;
+            m.p50 = m.p50.max(s.p50);
+            m.p95 = m.p95.max(s.p95);
+            m.p99 = m.p99.max(s.p99);
+        }
+    }
+    stats.seconds = seconds.into_values().collect();
+    let mut merged = Results::new(
+        &stats,
+        first.started_at.clone(),
+        Duration::from_secs_f64(longest),
+        cut,
+        Vec::new(),
+    );
+    merged.seconds = stats.seconds;
+    Ok(merged)
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// 1 µs to 1 h at 3 significant digits, as HdrHistogram users expect.
 pub fn histogram() -> Histogram<u64> {
@@ -46,7 +46,7 @@ impl Tally {
 }
 
 /// One second of the run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Second {
     /// Seconds since the start.
@@ -160,7 +160,7 @@ impl Stats {
 }
 
 /// The summary of one histogram in Gatling's terms (times in ms).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// Responses.

@@ -229,3 +229,73 @@ fn assertions_set_the_exit_code() {
     );
     assert_eq!(results(dir.path())["assertions"][0]["passed"], false);
 }
+
+#[test]
+fn merging_runs_adds_their_histograms_exactly() {
+    let addr = serve();
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let run = |dir: &Path, path: &str, users: u32| {
+        let file = scenario(
+            dir,
+            &format!(
+                "baseUrl: http://{addr}\nscenarios:\n  - name: m\n    injection: [{{atOnceUsers: {users}}}]\n    steps: [{{request: {{name: r, path: {path}}}}}]\n"
+            ),
+        );
+        volley(dir, &file).success();
+        results(dir)
+    };
+    let fast = run(a.path(), "/ok", 40);
+    let slow = run(b.path(), "/slow", 10);
+    let merged_path = a.path().join("merged.json");
+    Command::cargo_bin("volley")
+        .unwrap()
+        .arg("merge")
+        .arg(a.path().join("out/results.json"))
+        .arg(b.path().join("out/results.json"))
+        .arg("-o")
+        .arg(&merged_path)
+        .assert()
+        .success();
+    let merged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&merged_path).unwrap()).unwrap();
+    let g = &merged["global"]["total"];
+    assert_eq!(g["count"], 50);
+    assert_eq!(g["max"], slow["global"]["total"]["max"]);
+    assert_eq!(g["min"], fast["global"]["total"]["min"]);
+    // 10 of 50 responses took 300 ms or more: the 75th percentile is fast, the 95th is slow.
+    assert!(g["p75"].as_f64().unwrap() < 300.0, "{g}");
+    assert!(g["p95"].as_f64().unwrap() >= 300.0, "{g}");
+    assert_eq!(merged["requests"]["r"]["ok"]["count"], 50);
+    // Merging a run with itself doubles the counts and keeps every percentile.
+    Command::cargo_bin("volley")
+        .unwrap()
+        .arg("merge")
+        .arg(b.path().join("out/results.json"))
+        .arg(b.path().join("out/results.json"))
+        .arg("-o")
+        .arg(&merged_path)
+        .assert()
+        .success();
+    let twice: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&merged_path).unwrap()).unwrap();
+    assert_eq!(twice["global"]["total"]["count"], 20);
+    assert_eq!(
+        twice["global"]["total"]["p99"],
+        slow["global"]["total"]["p99"]
+    );
+    // Not a results file: exit 1 with the file named.
+    std::fs::write(a.path().join("junk.json"), "{}").unwrap();
+    let out = Command::cargo_bin("volley")
+        .unwrap()
+        .arg("merge")
+        .arg(a.path().join("junk.json"))
+        .arg("-o")
+        .arg(&merged_path)
+        .assert()
+        .code(1);
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stderr)
+            .contains("junk.json is not a volley results.json")
+    );
+}
