@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use assert_cmd::Command;
@@ -11,7 +12,8 @@ use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
 /// Serves `/ok` (200), `/created` (201), `/missing` (404) and `/slow` (200 after 300 ms) on a
-/// free port, on a runtime of its own.
+/// free port, on a runtime of its own. `/stalled` answers at once, except that from 500 ms
+/// after the first request the whole server stalls for a second (a GC pause, say).
 fn serve() -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -19,27 +21,23 @@ fn serve() -> SocketAddr {
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(listener.local_addr().unwrap()).unwrap();
+            let stall = Arc::new(tokio::sync::RwLock::new(()));
+            let first = Arc::new(std::sync::Once::new());
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
+                let (stall, first) = (stall.clone(), first.clone());
+                let service =
+                    hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                        let (stall, first) = (stall.clone(), first.clone());
+                        async move {
+                            Ok::<_, std::convert::Infallible>(
+                                respond(req.uri().path(), &stall, &first).await,
+                            )
+                        }
+                    });
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(
-                        |req: Request<hyper::body::Incoming>| async move {
-                            let (status, body) = match req.uri().path() {
-                                "/ok" => (200, "ok"),
-                                "/created" => (201, "created"),
-                                "/slow" => {
-                                    tokio::time::sleep(Duration::from_millis(300)).await;
-                                    (200, "slow")
-                                }
-                                _ => (404, "missing"),
-                            };
-                            let mut r = Response::new(Full::new(Bytes::from(body)));
-                            *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
-                            Ok::<_, std::convert::Infallible>(r)
-                        },
-                    );
                     let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
                         .serve_connection(TokioIo::new(stream), service)
                         .await;
@@ -48,6 +46,37 @@ fn serve() -> SocketAddr {
         });
     });
     rx.recv().unwrap()
+}
+
+async fn respond(
+    path: &str,
+    stall: &Arc<tokio::sync::RwLock<()>>,
+    first: &std::sync::Once,
+) -> Response<Full<Bytes>> {
+    let (status, body) = match path {
+        "/ok" => (200, "ok"),
+        "/created" => (201, "created"),
+        "/slow" => {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            (200, "slow")
+        }
+        "/stalled" => {
+            first.call_once(|| {
+                let stall = stall.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    let _paused = stall.write().await;
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                });
+            });
+            let _running = stall.read().await;
+            (200, "ok")
+        }
+        _ => (404, "missing"),
+    };
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::OK);
+    r
 }
 
 fn scenario(dir: &Path, body: &str) -> std::path::PathBuf {
@@ -297,5 +326,31 @@ fn merging_runs_adds_their_histograms_exactly() {
     assert!(
         String::from_utf8_lossy(&out.get_output().stderr)
             .contains("junk.json is not a volley results.json")
+    );
+}
+
+#[test]
+fn a_stalled_server_shows_in_the_percentiles() {
+    // Coordinated omission: a tool that waits for each answer before sending the next sends
+    // almost nothing during a stall and reports a fast p75. An open model keeps arriving on
+    // schedule, and each response time counts from when the request was due.
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: co\n    injection: [{{constantUsersPerSec: 100, during: 2s}}]\n    steps: [{{request: {{name: r, path: /stalled}}}}]\n"
+        ),
+    );
+    volley(dir.path(), &file).success();
+    let r = results(dir.path());
+    let g = &r["global"]["total"];
+    assert_eq!(g["count"], 200);
+    // About half the requests were due during the 1 s stall and waited up to a second.
+    assert!(g["p75"].as_f64().unwrap() > 200.0, "{g}");
+    assert!(g["max"].as_f64().unwrap() > 800.0, "{g}");
+    assert!(
+        g["p50"].as_f64().unwrap() < g["p75"].as_f64().unwrap(),
+        "{g}"
     );
 }
