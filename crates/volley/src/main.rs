@@ -134,7 +134,7 @@ fn run(
     };
     let runtime = tokio::runtime::Runtime::new()?;
     let started_at = jiff::Timestamp::now().to_string();
-    let (stats_text, results) = runtime.block_on(async {
+    let (stats_text, results, interrupted) = runtime.block_on(async {
         let run = engine::prepare(&simulation).map_err(anyhow::Error::msg)?;
         let interval = simulation
             .console_interval
@@ -155,7 +155,14 @@ fn run(
                 }
             })
         };
-        let finished = engine::execute(run.clone(), &simulation).await;
+        // Ctrl-C stops the injection; what ran is still summarized and written.
+        let (finished, interrupted) = tokio::select! {
+            finished = engine::execute(run.clone(), &simulation) => (finished, false),
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("volley: interrupted; writing the results of what ran");
+                (false, true)
+            }
+        };
         printer.abort();
         let elapsed = run.started.elapsed();
         let stats = run
@@ -175,7 +182,7 @@ fn run(
         }
         let results =
             volley::results::Results::new(&stats, started_at, elapsed, !finished, outcomes);
-        anyhow::Ok((text, results))
+        anyhow::Ok((text, results, interrupted))
     })?;
     std::io::stdout().write_all(stats_text.as_bytes())?;
     std::fs::create_dir_all(out)?;
@@ -185,6 +192,9 @@ fn run(
     // Gatling's exit codes: KOs alone are no failure; a failed assertion is 2.
     if results.assertions.iter().any(|a| !a.passed) {
         return Ok(ExitCode::from(2));
+    }
+    if interrupted {
+        return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
 }

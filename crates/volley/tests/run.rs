@@ -354,3 +354,40 @@ fn a_stalled_server_shows_in_the_percentiles() {
         "{g}"
     );
 }
+
+#[test]
+fn ctrl_c_still_writes_the_results_of_what_ran() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: long\n    injection: [{{constantConcurrentUsers: 4, during: 1h}}]\n    steps: [{{request: {{name: r, path: /ok}}}}, {{pause: 20ms}}]\n"
+        ),
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .arg("-INT")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("---- Global Information"), "{stdout}");
+    let r = results(dir.path());
+    assert!(
+        r["global"]["total"]["count"].as_u64().unwrap() > 10,
+        "{}",
+        r["global"]
+    );
+}
