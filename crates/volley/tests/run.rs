@@ -365,7 +365,7 @@ fn ctrl_c_still_writes_the_results_of_what_ran() {
             "baseUrl: http://{addr}\nscenarios:\n  - name: long\n    injection: [{{constantConcurrentUsers: 4, during: 1h}}]\n    steps: [{{request: {{name: r, path: /ok}}}}, {{pause: 20ms}}]\n"
         ),
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
         .arg("run")
         .arg(&file)
         .arg("--out")
