@@ -391,3 +391,24 @@ fn ctrl_c_still_writes_the_results_of_what_ran() {
         r["global"]
     );
 }
+
+#[test]
+fn the_readme_scenario_is_valid() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let section = readme.split("## volley").nth(1).expect("a volley section");
+    let yaml = section
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("a yaml block");
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), yaml);
+    Command::cargo_bin("volley")
+        .unwrap()
+        .arg("check")
+        .arg(&file)
+        .assert()
+        .success();
+}
