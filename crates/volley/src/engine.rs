@@ -12,15 +12,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
 use tokio::time::Instant;
 
 use crate::scenario::{Request, Scenario, Shape, Simulation, Step};
 use crate::stats::Stats;
-
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
 
 /// Users of one scenario, for the console's progress bar.
 #[derive(Debug, Default)]
@@ -39,14 +36,30 @@ pub struct Users {
 pub struct Run {
     /// When it started.
     pub started: Instant,
-    /// Measurements.
-    pub stats: Mutex<Stats>,
+    /// Measurements, in shards: each thread records into its own, so the request path
+    /// takes no lock another thread holds (the console merges them).
+    shards: Vec<Mutex<Stats>>,
     /// Per scenario.
     pub users: Vec<Arc<Users>>,
-    client: HttpClient,
-    base: String,
-    default_headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    authority: String,
+    host: http::HeaderValue,
+    default_headers: http::HeaderMap,
+    keep_alive: bool,
+    connect_timeout: Duration,
     timeout: Duration,
+}
+
+/// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open.
+#[derive(Default)]
+pub struct Connection {
+    sender: Option<SendRequest<Full<Bytes>>>,
+}
+
+thread_local! {
+    static SHARD: usize = {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        NEXT.fetch_add(1, Relaxed) as usize
+    };
 }
 
 impl Run {
@@ -62,14 +75,39 @@ impl Run {
         let micros = now.saturating_duration_since(due).as_micros() as u64;
         let second = now.saturating_duration_since(self.started).as_secs();
         let active = self.active();
-        if let Ok(mut stats) = self.stats.lock() {
+        let shard = SHARD.with(|s| *s) % self.shards.len();
+        if let Ok(mut stats) = self.shards[shard].lock() {
             stats.record(name, second, micros, error.as_deref(), active);
         }
     }
 
-    /// Sends one request due at `due`; records it. Returns whether it was OK.
-    async fn send(&self, r: &Request, due: Instant) -> bool {
-        let result = self.exchange(r).await;
+    /// Everything recorded so far, merged.
+    pub fn snapshot(&self) -> Stats {
+        let mut all = Stats::default();
+        let now = Instant::now()
+            .saturating_duration_since(self.started)
+            .as_secs();
+        for shard in &self.shards {
+            if let Ok(mut s) = shard.lock() {
+                s.roll_to(now, self.active());
+                all.merge_from(&s);
+            }
+        }
+        all
+    }
+
+    /// Sends one request due at `due` on `conn`; records it. Returns whether it was OK.
+    async fn send(&self, conn: &mut Connection, r: &Request, due: Instant) -> bool {
+        let result = match tokio::time::timeout(self.timeout, self.exchange(conn, r)).await {
+            Ok(r) => r,
+            Err(_) => {
+                conn.sender = None;
+                Err(format!(
+                    "Request timeout after {} ms",
+                    self.timeout.as_millis()
+                ))
+            }
+        };
         let error = match result {
             Ok((status, body)) => check(r, status, &body),
             Err(e) => Some(e),
@@ -79,48 +117,92 @@ impl Run {
         ok
     }
 
-    async fn exchange(&self, r: &Request) -> Result<(u16, Bytes), String> {
-        let uri = format!("{}{}", self.base, r.path);
-        let mut builder = http::Request::builder().method(r.method.as_str()).uri(&uri);
-        for (k, v) in &self.default_headers {
-            builder = builder.header(k, v);
-        }
-        for (k, v) in &r.headers {
-            builder = builder.header(k.as_str(), v.as_str());
-        }
-        let body = Full::new(Bytes::from(r.body.clone().unwrap_or_default()));
-        let request = builder
-            .body(body)
-            .map_err(|e| format!("invalid request: {e}"))?;
-        let exchange = async {
-            let response = self.client.request(request).await.map_err(classify)?;
-            let status = response.status().as_u16();
-            let body = response
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| format!("reading the body failed: {e}"))?;
-            Ok((status, body.to_bytes()))
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
+        let stream = match tokio::time::timeout(
+            self.connect_timeout,
+            tokio::net::TcpStream::connect(&self.authority),
+        )
+        .await
+        {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(classify_io(&e)),
+            Err(_) => {
+                return Err(format!(
+                    "Connection timeout after {} ms",
+                    self.connect_timeout.as_millis()
+                ));
+            }
         };
-        match tokio::time::timeout(self.timeout, exchange).await {
-            Ok(r) => r,
-            Err(_) => Err(format!(
-                "Request timeout after {} ms",
-                self.timeout.as_millis()
-            )),
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("Connection failed: {e}"))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(sender)
+    }
+
+    async fn exchange(&self, conn: &mut Connection, r: &Request) -> Result<(u16, Bytes), String> {
+        let mut sender = match conn.sender.take() {
+            Some(s) if !s.is_closed() => s,
+            _ => self.connect().await?,
+        };
+        let mut request =
+            http::Request::new(Full::new(Bytes::from(r.body.clone().unwrap_or_default())));
+        *request.method_mut() = http::Method::from_bytes(r.method.as_bytes())
+            .map_err(|e| format!("invalid method: {e}"))?;
+        *request.uri_mut() = r
+            .path
+            .parse()
+            .map_err(|e| format!("invalid path {:?}: {e}", r.path))?;
+        let headers = request.headers_mut();
+        headers.insert(http::header::HOST, self.host.clone());
+        headers.extend(
+            self.default_headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        for (k, v) in &r.headers {
+            let name = http::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| format!("header {k:?}: {e}"))?;
+            let value = http::HeaderValue::from_str(v).map_err(|e| format!("header {k:?}: {e}"))?;
+            headers.insert(name, value);
         }
+        if sender.ready().await.is_err() {
+            sender = self.connect().await?;
+        }
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| classify_hyper(&e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("reading the body failed: {e}"))?;
+        if self.keep_alive {
+            conn.sender = Some(sender);
+        }
+        Ok((status, body.to_bytes()))
     }
 }
 
-/// A KO reason in Gatling's words: what failed and why.
-fn classify(e: hyper_util::client::legacy::Error) -> String {
+fn classify_io(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "Connection refused".into(),
+        std::io::ErrorKind::ConnectionReset => "Connection reset by peer".into(),
+        _ => format!("Connection failed: {e}"),
+    }
+}
+
+fn classify_hyper(e: &hyper::Error) -> String {
     let text = format!("{e:?}").to_ascii_lowercase();
-    if text.contains("connectionrefused") || text.contains("connection refused") {
-        "Connection refused".into()
-    } else if text.contains("connectionreset") || text.contains("reset") {
+    if text.contains("connectionreset") || text.contains("reset by peer") {
         "Connection reset by peer".into()
-    } else if e.is_connect() {
-        format!("Connection failed: {e}")
+    } else if e.is_incomplete_message() || e.is_closed() {
+        "Connection closed before the response was complete".into()
     } else {
         format!("Request failed: {e}")
     }
@@ -160,6 +242,7 @@ fn check(r: &Request, status: u16, body: &Bytes) -> Option<String> {
 /// Runs a user's steps; `due` is when its first request was due.
 fn run_steps<'a>(
     run: &'a Run,
+    conn: &'a mut Connection,
     steps: &'a [Step],
     due: &'a mut Option<Instant>,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
@@ -167,24 +250,39 @@ fn run_steps<'a>(
         for step in steps {
             if let Some(r) = &step.request {
                 let when = due.take().unwrap_or_else(Instant::now);
-                run.send(r, when).await;
+                run.send(conn, r, when).await;
             } else if let Some(p) = step.pause {
                 tokio::time::sleep(p.get()).await;
             } else if let Some(rep) = &step.repeat {
                 for _ in 0..rep.times {
-                    run_steps(run, &rep.steps, due).await;
+                    run_steps(run, conn, &rep.steps, due).await;
                 }
             }
         }
     })
 }
 
-async fn user(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, due: Instant) {
-    tokio::time::sleep_until(due).await;
+/// One virtual user, on `conn` (its own connection; a closed-model slot hands its
+/// connection from one user to the next, as a browser's would be reused).
+async fn user(
+    run: Arc<Run>,
+    scenario: Arc<Scenario>,
+    users: Arc<Users>,
+    due: Instant,
+    conn: &mut Connection,
+) {
+    if due > Instant::now() {
+        tokio::time::sleep_until(due).await;
+    }
     users.started.fetch_add(1, Relaxed);
     let mut first_due = Some(due);
-    run_steps(&run, &scenario.steps, &mut first_due).await;
+    run_steps(&run, conn, &scenario.steps, &mut first_due).await;
     users.done.fetch_add(1, Relaxed);
+}
+
+async fn open_user(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, due: Instant) {
+    let mut conn = Connection::default();
+    user(run, scenario, users, due, &mut conn).await;
 }
 
 /// Arrival offsets for a rate going from `r1` to `r2` users/s over `d`.
@@ -228,7 +326,7 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
             Shape::AtOnce(n) => {
                 users.planned.fetch_add(u64::from(n), Relaxed);
                 for _ in 0..n {
-                    tasks.spawn(user(
+                    tasks.spawn(open_user(
                         run.clone(),
                         scenario.clone(),
                         users.clone(),
@@ -240,7 +338,7 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
                 users.planned.fetch_add(u64::from(n), Relaxed);
                 for i in 0..n {
                     let due = phase_start + d.mul_f64(f64::from(i) / f64::from(n.max(1)));
-                    tasks.spawn(user(run.clone(), scenario.clone(), users.clone(), due));
+                    tasks.spawn(open_user(run.clone(), scenario.clone(), users.clone(), due));
                 }
                 phase_start += d;
             }
@@ -248,7 +346,7 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
                 let times = arrivals(r1, r2, d, step.randomized, &mut seed);
                 users.planned.fetch_add(times.len() as u64, Relaxed);
                 for t in times {
-                    tasks.spawn(user(
+                    tasks.spawn(open_user(
                         run.clone(),
                         scenario.clone(),
                         users.clone(),
@@ -265,9 +363,11 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
                     let (run, scenario, users) = (run.clone(), scenario.clone(), users.clone());
                     tasks.spawn(async move {
                         tokio::time::sleep_until(phase_start).await;
+                        let mut conn = Connection::default();
                         while Instant::now() < end {
                             users.planned.fetch_add(1, Relaxed);
-                            user(run.clone(), scenario.clone(), users.clone(), Instant::now())
+                            let now = Instant::now();
+                            user(run.clone(), scenario.clone(), users.clone(), now, &mut conn)
                                 .await;
                         }
                     });
@@ -283,33 +383,32 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
 
 /// Builds the shared state for `simulation`.
 pub fn prepare(simulation: &Simulation) -> Result<Arc<Run>, String> {
-    let mut connector = HttpConnector::new();
-    connector.set_connect_timeout(Some(simulation.http.connect_timeout.get()));
-    connector.set_nodelay(true);
-    let client = Client::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(simulation.http.max_connections)
-        .pool_idle_timeout(if simulation.http.keep_alive {
-            Duration::from_secs(90)
-        } else {
-            Duration::ZERO
-        })
-        .build(connector);
-    let mut default_headers = Vec::new();
+    let uri: http::Uri = simulation
+        .base_url
+        .parse()
+        .map_err(|e| format!("baseUrl {:?}: {e}", simulation.base_url))?;
+    let authority = uri
+        .authority()
+        .ok_or_else(|| format!("baseUrl {:?} has no host", simulation.base_url))?
+        .clone();
+    let port = authority.port_u16().unwrap_or(80);
+    let mut default_headers = http::HeaderMap::new();
     for (k, v) in &simulation.http.headers {
         let name =
             http::HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("header {k:?}: {e}"))?;
         let value = http::HeaderValue::from_str(v).map_err(|e| format!("header {k:?}: {e}"))?;
-        default_headers.push((name, value));
+        default_headers.insert(name, value);
     }
     if !simulation.http.keep_alive {
-        default_headers.push((
+        default_headers.insert(
             http::header::CONNECTION,
             http::HeaderValue::from_static("close"),
-        ));
+        );
     }
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get()) * 4;
     Ok(Arc::new(Run {
         started: Instant::now(),
-        stats: Mutex::new(Stats::default()),
+        shards: (0..threads).map(|_| Mutex::new(Stats::default())).collect(),
         users: simulation
             .scenarios
             .iter()
@@ -320,9 +419,12 @@ pub fn prepare(simulation: &Simulation) -> Result<Arc<Run>, String> {
                 })
             })
             .collect(),
-        client,
-        base: simulation.base_url.trim_end_matches('/').to_owned(),
+        authority: format!("{}:{port}", authority.host()),
+        host: http::HeaderValue::from_str(authority.as_str())
+            .map_err(|e| format!("baseUrl host: {e}"))?,
         default_headers,
+        keep_alive: simulation.http.keep_alive,
+        connect_timeout: simulation.http.connect_timeout.get(),
         timeout: simulation.http.request_timeout.get(),
     }))
 }
@@ -342,11 +444,5 @@ pub async fn execute(run: Arc<Run>, simulation: &Simulation) -> bool {
     }
     let all = async { while scenarios.join_next().await.is_some() {} };
     let finished = tokio::time::timeout_at(deadline, all).await.is_ok();
-    let now = Instant::now()
-        .saturating_duration_since(run.started)
-        .as_secs();
-    if let Ok(mut stats) = run.stats.lock() {
-        stats.roll_to(now + 1, run.active());
-    }
     finished
 }

@@ -132,7 +132,11 @@ fn run(
             return Ok(ExitCode::from(1));
         }
     };
-    let runtime = tokio::runtime::Runtime::new()?;
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if simulation.threads > 0 {
+        builder.worker_threads(simulation.threads);
+    }
+    let runtime = builder.enable_all().build()?;
     let started_at = jiff::Timestamp::now().to_string();
     let (stats_text, results, interrupted) = runtime.block_on(async {
         let run = engine::prepare(&simulation).map_err(anyhow::Error::msg)?;
@@ -147,10 +151,8 @@ fn run(
                     tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
                 loop {
                     tick.tick().await;
-                    let block = match run.stats.lock() {
-                        Ok(stats) => volley::console::block(&run, &stats, run.started.elapsed()),
-                        Err(_) => return,
-                    };
+                    let block =
+                        volley::console::block(&run, &run.snapshot(), run.started.elapsed());
                     let _ = std::io::stdout().write_all(block.as_bytes());
                 }
             })
@@ -165,10 +167,8 @@ fn run(
         };
         printer.abort();
         let elapsed = run.started.elapsed();
-        let stats = run
-            .stats
-            .lock()
-            .map_err(|_| anyhow::anyhow!("statistics lock poisoned"))?;
+        // Close the last second so that the series covers the whole run.
+        let stats = run.snapshot();
         let [low, high] = simulation.distribution_bounds;
         let mut text = format!(
             "{}{}",

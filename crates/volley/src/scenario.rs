@@ -12,6 +12,9 @@ section! {
         base_url: String = String::new(),
         /// HTTP settings.
         http: HttpSettings = HttpSettings::default(),
+        /// Threads that generate load; 0 means one per core. On a machine shared with the
+        /// target, 1 leaves the target its share (as `wrk -t1` does).
+        threads: usize = 0,
         /// How often the console block is printed.
         console_interval: Duration = Duration::seconds(5),
         /// The run stops after this long whatever the injection says (always bounded).

@@ -159,6 +159,66 @@ impl Stats {
     }
 }
 
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        let _ = self.all.add(&other.all);
+        let _ = self.ok.add(&other.ok);
+        let _ = self.ko.add(&other.ko);
+    }
+}
+
+impl Stats {
+    /// Adds `other` (another thread's share of the same run) into this one. Histograms add
+    /// exactly; a second's percentiles are the highest of the shares'.
+    pub fn merge_from(&mut self, other: &Stats) {
+        self.global.add(&other.global);
+        for (name, t) in &other.by_name {
+            self.by_name.entry(name.clone()).or_default().add(t);
+        }
+        for (e, n) in &other.errors {
+            *self.errors.entry(e.clone()).or_default() += n;
+        }
+        let mut seconds: BTreeMap<u64, Second> =
+            self.seconds.drain(..).map(|s| (s.second, s)).collect();
+        let open = other.current.as_ref().map(|(s, h, ok, ko)| {
+            let ms = |q: f64| {
+                if h.is_empty() {
+                    0.0
+                } else {
+                    h.value_at_quantile(q) as f64 / 1000.0
+                }
+            };
+            Second {
+                second: *s,
+                requests: ok + ko,
+                ok: *ok,
+                ko: *ko,
+                active_users: 0,
+                p50: ms(0.5),
+                p95: ms(0.95),
+                p99: ms(0.99),
+            }
+        });
+        for s in other.seconds.iter().cloned().chain(open) {
+            match seconds.get_mut(&s.second) {
+                Some(m) => {
+                    m.requests += s.requests;
+                    m.ok += s.ok;
+                    m.ko += s.ko;
+                    m.active_users = m.active_users.max(s.active_users);
+                    m.p50 = m.p50.max(s.p50);
+                    m.p95 = m.p95.max(s.p95);
+                    m.p99 = m.p99.max(s.p99);
+                }
+                None => {
+                    seconds.insert(s.second, s);
+                }
+            }
+        }
+        self.seconds = seconds.into_values().collect();
+    }
+}
+
 /// The summary of one histogram in Gatling's terms (times in ms).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
