@@ -443,6 +443,5 @@ pub async fn execute(run: Arc<Run>, simulation: &Simulation) -> bool {
         ));
     }
     let all = async { while scenarios.join_next().await.is_some() {} };
-    let finished = tokio::time::timeout_at(deadline, all).await.is_ok();
-    finished
+    tokio::time::timeout_at(deadline, all).await.is_ok()
 }
