@@ -134,7 +134,11 @@ impl Run {
             }
         };
         let _ = stream.set_nodelay(true);
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        // A modest fixed read buffer: 10,000 users are 10,000 connections, and hyper's default
+        // adaptive buffer starts at 8 KiB and grows.
+        let (sender, connection) = hyper::client::conn::http1::Builder::new()
+            .read_buf_exact_size(Some(4096))
+            .handshake(TokioIo::new(stream))
             .await
             .map_err(|e| format!("Connection failed: {e}"))?;
         tokio::spawn(async move {
