@@ -181,23 +181,12 @@ pub fn merge(inputs: &[(String, Results)]) -> Result<Results, MergeError> {
         longest = longest.max(r.duration_seconds);
         cut |= r.cut_at_max_duration;
         for s in &r.seconds {
-            let m = seconds.entry(s.second).or_insert_with(|| Second {
-                second: s.second,
-                requests: 0,
-                ok: 0,
-                ko: 0,
-                active_users: 0,
-                p50: 0.0,
-                p95: 0.0,
-                p99: 0.0,
-            });
-            m.requests += s.requests;
-            m.ok += s.ok;
-            m.ko += s.ko;
-            m.active_users += s.active_users;
-            m.p50 = m.p50.max(s.p50);
-            m.p95 = m.p95.max(s.p95);
-            m.p99 = m.p99.max(s.p99);
+            match seconds.get_mut(&s.second) {
+                Some(m) => m.absorb(s, true),
+                None => {
+                    seconds.insert(s.second, s.clone());
+                }
+            }
         }
     }
     stats.seconds = seconds.into_values().collect();

@@ -67,6 +67,25 @@ pub struct Second {
     pub p99: f64,
 }
 
+impl Second {
+    /// Adds another share of the same second: counts add; percentiles, which cannot be
+    /// merged without the second's histograms, take the highest; active users add when the
+    /// shares are separate generators (`sum_users`), else take the highest.
+    pub fn absorb(&mut self, other: &Second, sum_users: bool) {
+        self.requests += other.requests;
+        self.ok += other.ok;
+        self.ko += other.ko;
+        self.active_users = if sum_users {
+            self.active_users + other.active_users
+        } else {
+            self.active_users.max(other.active_users)
+        };
+        self.p50 = self.p50.max(other.p50);
+        self.p95 = self.p95.max(other.p95);
+        self.p99 = self.p99.max(other.p99);
+    }
+}
+
 /// Everything measured so far.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -201,15 +220,8 @@ impl Stats {
         });
         for s in other.seconds.iter().cloned().chain(open) {
             match seconds.get_mut(&s.second) {
-                Some(m) => {
-                    m.requests += s.requests;
-                    m.ok += s.ok;
-                    m.ko += s.ko;
-                    m.active_users = m.active_users.max(s.active_users);
-                    m.p50 = m.p50.max(s.p50);
-                    m.p95 = m.p95.max(s.p95);
-                    m.p99 = m.p99.max(s.p99);
-                }
+                // Shards of one run see the same users: the count is not added.
+                Some(m) => m.absorb(&s, false),
                 None => {
                     seconds.insert(s.second, s);
                 }
