@@ -2,13 +2,15 @@
 //!
 //! A run: [`scenario`] loads the YAML (with ferrowizard-config: every mistake with its line),
 //! [`engine`] schedules users and records every response into HDR histograms ([`stats`]),
-//! [`console`] prints Gatling's blocks, [`results`] writes `results.json`.
+//! [`console`] prints Gatling's blocks, [`results`] writes `results.json` and [`report`] the
+//! self-contained `index.html`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod assertions;
 pub mod console;
 pub mod engine;
+pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod stats;

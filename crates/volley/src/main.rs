@@ -37,6 +37,14 @@ enum Command {
         #[arg(short = 'o', long = "output")]
         output: PathBuf,
     },
+    /// Render `index.html` again from a `results.json`.
+    Report {
+        /// The results.
+        results: PathBuf,
+        /// Where `index.html` goes (default: beside the results).
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
     /// Load and validate a scenario file, then exit.
     Check {
         /// The scenario (YAML).
@@ -73,6 +81,13 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Report { results, output } => match report(&results, output.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("volley: {e:#}");
+                ExitCode::from(1)
+            }
+        },
         Command::Merge { inputs, output } => match merge(&inputs, &output) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -92,6 +107,22 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+fn report(results: &std::path::Path, output: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let name = results.display().to_string();
+    let bytes = std::fs::read(results).with_context(|| format!("cannot read {name}"))?;
+    let parsed: volley::results::Results = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{name} is not a volley results.json"))?;
+    let html = volley::report::render(&parsed, &name)?;
+    let target = match output {
+        Some(o) => o.to_path_buf(),
+        None => results.with_file_name("index.html"),
+    };
+    std::fs::write(&target, html).with_context(|| format!("cannot write {}", target.display()))?;
+    println!("Report: {}", target.display());
+    Ok(())
 }
 
 fn merge(inputs: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
@@ -189,6 +220,10 @@ fn run(
     let file = out.join("results.json");
     std::fs::write(&file, serde_json::to_vec_pretty(&results)?)?;
     println!("Results: {}", file.display());
+    let html = volley::report::render(&results, &path.display().to_string())?;
+    let page = out.join("index.html");
+    std::fs::write(&page, html)?;
+    println!("Report: {}", page.display());
     // Gatling's exit codes: KOs alone are no failure; a failed assertion is 2.
     if results.assertions.iter().any(|a| !a.passed) {
         return Ok(ExitCode::from(2));

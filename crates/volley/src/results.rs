@@ -119,19 +119,23 @@ pub enum MergeError {
     },
 }
 
-fn decode(file: &str, name: &str, text: &str) -> Result<hdrhistogram::Histogram<u64>, MergeError> {
+/// Decodes a histogram written by `results.json`.
+pub fn decode_histogram(text: &str) -> Result<hdrhistogram::Histogram<u64>, String> {
     use hdrhistogram::serialization::Deserializer;
-    let fail = |message: String| MergeError::Histogram {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| e.to_string())?;
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("{e:?}"))
+}
+
+fn decode(file: &str, name: &str, text: &str) -> Result<hdrhistogram::Histogram<u64>, MergeError> {
+    decode_histogram(text).map_err(|message| MergeError::Histogram {
         file: file.to_owned(),
         name: name.to_owned(),
         message,
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| fail(e.to_string()))?;
-    Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| fail(format!("{e:?}")))
+    })
 }
 
 fn add(

@@ -124,6 +124,42 @@ fn open_model_sends_exactly_the_users_planned() {
     );
     assert_eq!(r["global"]["ko"]["count"], 0);
     assert!(!r["global"]["histogram"].as_str().unwrap().is_empty());
+
+    // The report: one self-contained file with the figures and the charts' data.
+    let html = std::fs::read_to_string(dir.path().join("out/index.html")).unwrap();
+    for section in [
+        "Global Information",
+        "Active users over time",
+        "Requests and responses per second",
+        "Response time percentiles over time",
+        "Response time distribution",
+        "Errors",
+        "Assertions",
+    ] {
+        assert!(html.contains(section), "no {section:?} in the report");
+    }
+    assert!(
+        html.contains("<td>missing</td><td>90</td><td>90</td>"),
+        "the per-request table"
+    );
+    assert!(html.contains("uPlot"), "the chart library is embedded");
+    assert!(
+        !html.contains("<script src") && !html.contains("<link"),
+        "nothing is loaded from elsewhere"
+    );
+    // `volley report` renders it again from results.json alone.
+    std::fs::remove_file(dir.path().join("out/index.html")).unwrap();
+    Command::cargo_bin("volley")
+        .unwrap()
+        .arg("report")
+        .arg(dir.path().join("out/results.json"))
+        .assert()
+        .success();
+    let again = std::fs::read_to_string(dir.path().join("out/index.html")).unwrap();
+    assert!(
+        again.contains("<td>missing</td><td>90</td><td>90</td>")
+            && again.contains("Response time distribution")
+    );
 }
 
 #[test]

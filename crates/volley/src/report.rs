@@ -1,0 +1,161 @@
+//! `index.html`: one self-contained file (uPlot embedded, no network needed) with the
+//! figures of `results.json` and Gatling's charts.
+
+use serde::Serialize;
+
+use crate::results::Results;
+
+const UPLOT_JS: &str = include_str!("../assets/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../assets/uPlot.min.css");
+const TEMPLATE: &str = include_str!("../assets/report.html.j2");
+
+/// Why the report could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The template failed.
+    #[error("cannot render the report: {0}")]
+    Template(#[from] minijinja::Error),
+}
+
+#[derive(Serialize, Default)]
+struct Charts {
+    t: Vec<u64>,
+    active: Vec<u64>,
+    requests: Vec<u64>,
+    ok: Vec<u64>,
+    ko: Vec<u64>,
+    p50: Vec<f64>,
+    p95: Vec<f64>,
+    p99: Vec<f64>,
+    bucket: Vec<f64>,
+    count: Vec<u64>,
+}
+
+/// Responses by time, in `bins` equal slices from the fastest to the 99.9th percentile (the
+/// slowest 0.1 % go to the last slice).
+fn distribution(results: &Results, bins: usize) -> (Vec<f64>, Vec<u64>) {
+    let Ok(h) = crate::results::decode_histogram(&results.global.histogram) else {
+        return (Vec::new(), Vec::new());
+    };
+    if h.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let low = h.min() as f64;
+    let high = (h.value_at_quantile(0.999) as f64).max(low + 1.0);
+    let width = (high - low) / bins as f64;
+    let mut counts = vec![0u64; bins];
+    for v in h.iter_recorded() {
+        let i = (((v.value_iterated_to() as f64 - low) / width) as usize).min(bins - 1);
+        counts[i] += v.count_at_value();
+    }
+    let buckets = (0..bins)
+        .map(|i| (low + width * (i as f64 + 0.5)) / 1000.0)
+        .collect();
+    (buckets, counts)
+}
+
+/// Renders the report of `results`; `title` heads it (the scenario file, say).
+pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
+    let mut charts = Charts::default();
+    for s in &results.seconds {
+        charts.t.push(s.second);
+        charts.active.push(s.active_users);
+        charts.requests.push(s.requests);
+        charts.ok.push(s.ok);
+        charts.ko.push(s.ko);
+        charts.p50.push(s.p50);
+        charts.p95.push(s.p95);
+        charts.p99.push(s.p99);
+    }
+    (charts.bucket, charts.count) = distribution(results, 40);
+    let g = &results.global;
+    let f = |v: f64| format!("{v:.0}");
+    let rows: Vec<(String, String, String, String)> = vec![
+        (
+            "request count".into(),
+            g.total.count.to_string(),
+            g.ok.count.to_string(),
+            g.ko.count.to_string(),
+        ),
+        (
+            "min response time (ms)".into(),
+            f(g.total.min),
+            f(g.ok.min),
+            f(g.ko.min),
+        ),
+        (
+            "max response time (ms)".into(),
+            f(g.total.max),
+            f(g.ok.max),
+            f(g.ko.max),
+        ),
+        (
+            "mean response time (ms)".into(),
+            f(g.total.mean),
+            f(g.ok.mean),
+            f(g.ko.mean),
+        ),
+        (
+            "std deviation (ms)".into(),
+            f(g.total.std_dev),
+            f(g.ok.std_dev),
+            f(g.ko.std_dev),
+        ),
+        (
+            "response time 50th percentile (ms)".into(),
+            f(g.total.p50),
+            f(g.ok.p50),
+            f(g.ko.p50),
+        ),
+        (
+            "response time 75th percentile (ms)".into(),
+            f(g.total.p75),
+            f(g.ok.p75),
+            f(g.ko.p75),
+        ),
+        (
+            "response time 95th percentile (ms)".into(),
+            f(g.total.p95),
+            f(g.ok.p95),
+            f(g.ko.p95),
+        ),
+        (
+            "response time 99th percentile (ms)".into(),
+            f(g.total.p99),
+            f(g.ok.p99),
+            f(g.ko.p99),
+        ),
+        (
+            "mean throughput (rps)".into(),
+            format!("{:.2}", g.mean_rps),
+            "".into(),
+            "".into(),
+        ),
+    ];
+    let total_errors: u64 = results.errors.values().sum();
+    let mut errors: Vec<(String, u64, f64)> = results
+        .errors
+        .iter()
+        .map(|(e, n)| {
+            (
+                e.clone(),
+                *n,
+                100.0 * *n as f64 / total_errors.max(1) as f64,
+            )
+        })
+        .collect();
+    errors.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let mut env = minijinja::Environment::new();
+    env.add_template("report", TEMPLATE)?;
+    let html = env.get_template("report")?.render(minijinja::context! {
+        title => title,
+        r => results,
+        requests => &results.requests,
+        global_rows => rows,
+        errors => errors,
+        charts => charts,
+        uplot_js => UPLOT_JS,
+        uplot_css => UPLOT_CSS,
+    })?;
+    Ok(html)
+}
