@@ -70,14 +70,15 @@ impl Run {
             .sum()
     }
 
-    fn record(&self, name: &str, due: Instant, error: Option<String>) {
+    fn record(&self, name: &str, due: Instant, sent: Instant, error: Option<String>) {
         let now = Instant::now();
         let micros = now.saturating_duration_since(due).as_micros() as u64;
+        let service = now.saturating_duration_since(sent).as_micros() as u64;
         let second = now.saturating_duration_since(self.started).as_secs();
         let active = self.active();
         let shard = SHARD.with(|s| *s) % self.shards.len();
         if let Ok(mut stats) = self.shards[shard].lock() {
-            stats.record(name, second, micros, error.as_deref(), active);
+            stats.record(name, second, micros, service, error.as_deref(), active);
         }
     }
 
@@ -98,6 +99,7 @@ impl Run {
 
     /// Sends one request due at `due` on `conn`; records it. Returns whether it was OK.
     async fn send(&self, conn: &mut Connection, r: &Request, due: Instant) -> bool {
+        let sent = Instant::now();
         let result = match tokio::time::timeout(self.timeout, self.exchange(conn, r)).await {
             Ok(r) => r,
             Err(_) => {
@@ -113,7 +115,7 @@ impl Run {
             Err(e) => Some(e),
         };
         let ok = error.is_none();
-        self.record(&r.name, due, error);
+        self.record(&r.name, due, sent, error);
         ok
     }
 

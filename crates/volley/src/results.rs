@@ -20,6 +20,9 @@ pub struct RequestResults {
     pub ok: Summary,
     /// KO responses.
     pub ko: Summary,
+    /// Raw service time (from sending, not from when the request was due).
+    #[serde(default)]
+    pub service_time: Summary,
     /// Responses a second over the run.
     pub mean_rps: f64,
     /// HdrHistogram V2 (deflate), base64: every response time in µs.
@@ -28,6 +31,9 @@ pub struct RequestResults {
     pub ok_histogram: String,
     /// The same for KO responses.
     pub ko_histogram: String,
+    /// The same for the raw service times.
+    #[serde(default)]
+    pub service_histogram: String,
 }
 
 /// The whole run.
@@ -67,10 +73,12 @@ fn request(t: &crate::stats::Tally, elapsed: Duration) -> RequestResults {
         total: Summary::of(&t.all),
         ok: Summary::of(&t.ok),
         ko: Summary::of(&t.ko),
+        service_time: Summary::of(&t.service),
         mean_rps: rate(t.all.len(), elapsed),
         histogram: encode(&t.all),
         ok_histogram: encode(&t.ok),
         ko_histogram: encode(&t.ko),
+        service_histogram: encode(&t.service),
     }
 }
 
@@ -144,11 +152,16 @@ fn add(
     name: &str,
     r: &RequestResults,
 ) -> Result<(), MergeError> {
-    for (target, text) in [
+    let parts = [
         (&mut into.all, &r.histogram),
         (&mut into.ok, &r.ok_histogram),
         (&mut into.ko, &r.ko_histogram),
-    ] {
+        (&mut into.service, &r.service_histogram),
+    ];
+    for (target, text) in parts {
+        if text.is_empty() {
+            continue;
+        }
         let h = decode(file, name, text)?;
         target.add(&h).map_err(|e| MergeError::Histogram {
             file: file.to_owned(),

@@ -21,6 +21,10 @@ pub struct Tally {
     pub ok: Histogram<u64>,
     /// KO responses.
     pub ko: Histogram<u64>,
+    /// Raw service time of every response: from when the request was sent (not when it was
+    /// due) to its last byte. Beside `all`, it shows how much of a response time was the
+    /// wait before sending.
+    pub service: Histogram<u64>,
 }
 
 impl Default for Tally {
@@ -29,12 +33,14 @@ impl Default for Tally {
             all: histogram(),
             ok: histogram(),
             ko: histogram(),
+            service: histogram(),
         }
     }
 }
 
 impl Tally {
-    fn record(&mut self, micros: u64, ok: bool) {
+    fn record(&mut self, micros: u64, service: u64, ok: bool) {
+        let _ = self.service.record(service.clamp(1, 3_600_000_000));
         let v = micros.clamp(1, 3_600_000_000);
         let _ = self.all.record(v);
         let _ = if ok {
@@ -107,19 +113,20 @@ impl Stats {
         name: &str,
         second: u64,
         micros: u64,
+        service: u64,
         error: Option<&str>,
         active: u64,
     ) {
         let ok = error.is_none();
         match self.by_name.get_mut(name) {
-            Some(t) => t.record(micros, ok),
+            Some(t) => t.record(micros, service, ok),
             None => {
                 let mut t = Tally::default();
-                t.record(micros, ok);
+                t.record(micros, service, ok);
                 self.by_name.insert(name.to_owned(), t);
             }
         }
-        self.global.record(micros, ok);
+        self.global.record(micros, service, ok);
         if let Some(e) = error {
             *self.errors.entry(e.to_owned()).or_default() += 1;
         }
@@ -183,6 +190,7 @@ impl Tally {
         let _ = self.all.add(&other.all);
         let _ = self.ok.add(&other.ok);
         let _ = self.ko.add(&other.ko);
+        let _ = self.service.add(&other.service);
     }
 }
 

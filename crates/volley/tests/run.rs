@@ -389,6 +389,13 @@ fn a_stalled_server_shows_in_the_percentiles() {
         g["p50"].as_f64().unwrap() < g["p75"].as_f64().unwrap(),
         "{g}"
     );
+    // The raw service time is kept beside it, never longer than the response time.
+    let service = &r["global"]["serviceTime"];
+    assert_eq!(service["count"], 200);
+    assert!(
+        service["max"].as_f64().unwrap() <= g["max"].as_f64().unwrap(),
+        "{service}"
+    );
 }
 
 #[test]
