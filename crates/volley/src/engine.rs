@@ -16,7 +16,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::time::Instant;
 
-use crate::scenario::{Request, Scenario, Shape, Simulation, Step};
+use crate::scenario::{FeedStrategy, Request, Scenario, Shape, Simulation, Step};
 use crate::stats::Stats;
 
 /// Users of one scenario, for the console's progress bar.
@@ -47,6 +47,7 @@ pub struct Run {
     keep_alive: bool,
     connect_timeout: Duration,
     timeout: Duration,
+    feeders: std::collections::HashMap<String, Feeder>,
 }
 
 /// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open.
@@ -98,9 +99,16 @@ impl Run {
     }
 
     /// Sends one request due at `due` on `conn`; records it. Returns whether it was OK.
-    async fn send(&self, conn: &mut Connection, r: &Request, due: Instant) -> bool {
+    async fn send(
+        &self,
+        conn: &mut Connection,
+        session: &mut Session,
+        r: &Request,
+        due: Instant,
+    ) -> bool {
         let sent = Instant::now();
-        let result = match tokio::time::timeout(self.timeout, self.exchange(conn, r)).await {
+        let result = match tokio::time::timeout(self.timeout, self.exchange(conn, session, r)).await
+        {
             Ok(r) => r,
             Err(_) => {
                 conn.sender = None;
@@ -111,7 +119,9 @@ impl Run {
             }
         };
         let error = match result {
-            Ok((status, body)) => check(r, status, &body),
+            Ok((status, body)) => {
+                check(r, status, &body, session).or_else(|| save(r, &body, session).err())
+            }
             Err(e) => Some(e),
         };
         let ok = error.is_none();
@@ -149,19 +159,27 @@ impl Run {
         Ok(sender)
     }
 
-    async fn exchange(&self, conn: &mut Connection, r: &Request) -> Result<(u16, Bytes), String> {
+    async fn exchange(
+        &self,
+        conn: &mut Connection,
+        session: &Session,
+        r: &Request,
+    ) -> Result<(u16, Bytes), String> {
         let mut sender = match conn.sender.take() {
             Some(s) if !s.is_closed() => s,
             _ => self.connect().await?,
         };
-        let mut request =
-            http::Request::new(Full::new(Bytes::from(r.body.clone().unwrap_or_default())));
+        let body = match &r.body {
+            Some(b) => Bytes::from(interpolate(b, session)?.into_owned()),
+            None => Bytes::new(),
+        };
+        let mut request = http::Request::new(Full::new(body));
         *request.method_mut() = http::Method::from_bytes(r.method.as_bytes())
             .map_err(|e| format!("invalid method: {e}"))?;
-        *request.uri_mut() = r
-            .path
+        let path = interpolate(&r.path, session)?;
+        *request.uri_mut() = path
             .parse()
-            .map_err(|e| format!("invalid path {:?}: {e}", r.path))?;
+            .map_err(|e| format!("invalid path {path:?}: {e}"))?;
         let headers = request.headers_mut();
         headers.insert(http::header::HOST, self.host.clone());
         headers.extend(
@@ -172,7 +190,8 @@ impl Run {
         for (k, v) in &r.headers {
             let name = http::HeaderName::from_bytes(k.as_bytes())
                 .map_err(|e| format!("header {k:?}: {e}"))?;
-            let value = http::HeaderValue::from_str(v).map_err(|e| format!("header {k:?}: {e}"))?;
+            let value = http::HeaderValue::from_str(&interpolate(v, session)?)
+                .map_err(|e| format!("header {k:?}: {e}"))?;
             headers.insert(name, value);
         }
         if sender.ready().await.is_err() {
@@ -215,7 +234,7 @@ fn classify_hyper(e: &hyper::Error) -> String {
 }
 
 /// The checks of a request; `Some(message)` when one fails.
-fn check(r: &Request, status: u16, body: &Bytes) -> Option<String> {
+fn check(r: &Request, status: u16, body: &Bytes, session: &Session) -> Option<String> {
     let status_ok = match &r.status {
         Some(allowed) => allowed.contains(&status),
         None => (200..300).contains(&status) || status == 304,
@@ -235,36 +254,168 @@ fn check(r: &Request, status: u16, body: &Bytes) -> Option<String> {
         };
         return Some(format!("{expected}, but actually found {status}"));
     }
-    if let Some(needle) = &r.body_contains
-        && !String::from_utf8_lossy(body).contains(needle.as_str())
-    {
-        return Some(format!(
-            "body.find.contains({needle:?}), but it was not found"
-        ));
+    if let Some(needle) = &r.body_contains {
+        let needle = match interpolate(needle, session) {
+            Ok(n) => n,
+            Err(e) => return Some(e),
+        };
+        if !String::from_utf8_lossy(body).contains(needle.as_ref()) {
+            return Some(format!(
+                "body.find.contains({needle:?}), but it was not found"
+            ));
+        }
     }
     None
 }
 
+/// A user's variables: feeder columns and saved values.
+pub type Session = std::collections::HashMap<String, String>;
+
+/// Fills `${name}` from the session; an unknown name is the request's KO.
+fn interpolate<'a>(text: &'a str, session: &Session) -> Result<std::borrow::Cow<'a, str>, String> {
+    if !text.contains("${") {
+        return Ok(std::borrow::Cow::Borrowed(text));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed ${{ in {text:?}"))?;
+        let name = &after[..end];
+        let value = session
+            .get(name)
+            .ok_or_else(|| format!("no session variable ${{{name}}}"))?;
+        out.push_str(value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(std::borrow::Cow::Owned(out))
+}
+
+/// Keeps the value `r.save` points at; its absence is the request's KO.
+fn save(r: &Request, body: &Bytes, session: &mut Session) -> Result<(), String> {
+    let Some(s) = &r.save else { return Ok(()) };
+    let json: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|_| format!("jsonPointer({}) needs a JSON body", s.json_pointer))?;
+    let value = json
+        .pointer(&s.json_pointer)
+        .ok_or_else(|| format!("jsonPointer({}) not found", s.json_pointer))?;
+    let text = match value {
+        serde_json::Value::String(v) => v.clone(),
+        other => other.to_string(),
+    };
+    session.insert(s.name.clone(), text);
+    Ok(())
+}
+
+/// A CSV file's records, handed out by its strategy.
+pub struct Feeder {
+    records: Vec<Vec<(String, String)>>,
+    strategy: FeedStrategy,
+    next: AtomicU64,
+}
+
+impl Feeder {
+    /// Reads `path` (a header row, then records).
+    pub fn load(path: &std::path::Path, strategy: FeedStrategy) -> Result<Feeder, String> {
+        let mut reader =
+            csv::Reader::from_path(path).map_err(|e| format!("feeder {}: {e}", path.display()))?;
+        let headers = reader
+            .headers()
+            .map_err(|e| format!("feeder {}: {e}", path.display()))?
+            .clone();
+        let mut records = Vec::new();
+        for (i, row) in reader.records().enumerate() {
+            let row =
+                row.map_err(|e| format!("feeder {} record {}: {e}", path.display(), i + 1))?;
+            records.push(
+                headers
+                    .iter()
+                    .zip(row.iter())
+                    .map(|(h, v)| (h.to_owned(), v.to_owned()))
+                    .collect(),
+            );
+        }
+        if strategy == FeedStrategy::Shuffle {
+            let mut seed = 0x9E37_79B9_7F4A_7C15_u64 ^ records.len() as u64;
+            for i in (1..records.len()).rev() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                records.swap(i, (seed % (i as u64 + 1)) as usize);
+            }
+        }
+        Ok(Feeder {
+            records,
+            strategy,
+            next: AtomicU64::new(0),
+        })
+    }
+
+    /// The next record, or `None` when a queue (or shuffle) is exhausted.
+    pub fn next(&self) -> Option<&[(String, String)]> {
+        if self.records.is_empty() {
+            return None;
+        }
+        let n = self.next.fetch_add(1, Relaxed);
+        let len = self.records.len() as u64;
+        let i = match self.strategy {
+            FeedStrategy::Queue | FeedStrategy::Shuffle if n >= len => return None,
+            FeedStrategy::Queue | FeedStrategy::Shuffle | FeedStrategy::Circular => n % len,
+            FeedStrategy::Random => {
+                let mut x = n
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .wrapping_add(0x2545_F491_4F6C_DD1D);
+                x ^= x >> 31;
+                x % len
+            }
+        };
+        self.records.get(i as usize).map(Vec::as_slice)
+    }
+}
+
 /// Runs a user's steps; `due` is when its first request was due.
+/// Returns false when the user must stop (its feeder ran dry).
 fn run_steps<'a>(
     run: &'a Run,
     conn: &'a mut Connection,
+    session: &'a mut Session,
     steps: &'a [Step],
     due: &'a mut Option<Instant>,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
     Box::pin(async move {
         for step in steps {
             if let Some(r) = &step.request {
                 let when = due.take().unwrap_or_else(Instant::now);
-                run.send(conn, r, when).await;
+                run.send(conn, session, r, when).await;
             } else if let Some(p) = step.pause {
                 tokio::time::sleep(p.get()).await;
             } else if let Some(rep) = &step.repeat {
                 for _ in 0..rep.times {
-                    run_steps(run, conn, &rep.steps, due).await;
+                    if !run_steps(run, conn, session, &rep.steps, due).await {
+                        return false;
+                    }
+                }
+            } else if let Some(feed) = &step.feed {
+                match run.feeders.get(&feed.file).and_then(|f| f.next()) {
+                    Some(record) => session.extend(record.iter().cloned()),
+                    None => {
+                        let now = Instant::now();
+                        run.record(
+                            &format!("feed {}", feed.file),
+                            now,
+                            now,
+                            Some(format!("feeder {} is empty", feed.file)),
+                        );
+                        return false;
+                    }
                 }
             }
         }
+        true
     })
 }
 
@@ -282,7 +433,8 @@ async fn user(
     }
     users.started.fetch_add(1, Relaxed);
     let mut first_due = Some(due);
-    run_steps(&run, conn, &scenario.steps, &mut first_due).await;
+    let mut session = Session::new();
+    run_steps(&run, conn, &mut session, &scenario.steps, &mut first_due).await;
     users.done.fetch_add(1, Relaxed);
 }
 
@@ -388,7 +540,30 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
 }
 
 /// Builds the shared state for `simulation`.
-pub fn prepare(simulation: &Simulation) -> Result<Arc<Run>, String> {
+pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Arc<Run>, String> {
+    let mut feeders = std::collections::HashMap::new();
+    fn collect<'a>(steps: &'a [Step], out: &mut Vec<&'a crate::scenario::Feed>) {
+        for s in steps {
+            if let Some(f) = &s.feed {
+                out.push(f);
+            }
+            if let Some(r) = &s.repeat {
+                collect(&r.steps, out);
+            }
+        }
+    }
+    let mut feeds = Vec::new();
+    for s in &simulation.scenarios {
+        collect(&s.steps, &mut feeds);
+    }
+    for f in feeds {
+        if !feeders.contains_key(&f.file) {
+            feeders.insert(
+                f.file.clone(),
+                Feeder::load(&base_dir.join(&f.file), f.strategy)?,
+            );
+        }
+    }
     let uri: http::Uri = simulation
         .base_url
         .parse()
@@ -432,6 +607,7 @@ pub fn prepare(simulation: &Simulation) -> Result<Arc<Run>, String> {
         keep_alive: simulation.http.keep_alive,
         connect_timeout: simulation.http.connect_timeout.get(),
         timeout: simulation.http.request_timeout.get(),
+        feeders,
     }))
 }
 

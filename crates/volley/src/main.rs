@@ -170,7 +170,11 @@ fn run(
     let runtime = builder.enable_all().build()?;
     let started_at = jiff::Timestamp::now().to_string();
     let (stats_text, results, interrupted) = runtime.block_on(async {
-        let run = engine::prepare(&simulation).map_err(anyhow::Error::msg)?;
+        let run = engine::prepare(
+            &simulation,
+            path.parent().unwrap_or(std::path::Path::new(".")),
+        )
+        .map_err(anyhow::Error::msg)?;
         let interval = simulation
             .console_interval
             .get()

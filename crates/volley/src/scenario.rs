@@ -188,6 +188,9 @@ pub struct Step {
     pub pause: Option<Duration>,
     /// Do `steps` `times` times.
     pub repeat: Option<Box<Repeat>>,
+    /// Take the next record of a CSV file into the user's session (its columns become
+    /// `${column}` variables).
+    pub feed: Option<Feed>,
 }
 
 impl garde::Validate for Step {
@@ -203,6 +206,7 @@ impl garde::Validate for Step {
             self.request.is_some(),
             self.pause.is_some(),
             self.repeat.is_some(),
+            self.feed.is_some(),
         ]
         .iter()
         .filter(|x| **x)
@@ -210,7 +214,7 @@ impl garde::Validate for Step {
         if n != 1 {
             report.append(
                 parent(),
-                garde::Error::new("give exactly one of request, pause, repeat"),
+                garde::Error::new("give exactly one of request, pause, repeat, feed"),
             );
         }
         if let Some(r) = &self.request {
@@ -219,6 +223,52 @@ impl garde::Validate for Step {
         if let Some(r) = &self.repeat {
             r.validate_into(ctx, &mut || parent().join("repeat"), report);
         }
+    }
+}
+
+section! {
+    /// `feed:`.
+    pub struct Feed {
+        /// The CSV file (with a header row), relative to the scenario file.
+        #[garde(length(min = 1))]
+        file: String = String::new(),
+        /// `queue` (each record once; an empty feeder ends the user with a KO), `shuffle` (the
+        /// same in random order), `random` (any record, any number of times), `circular`.
+        strategy: FeedStrategy = FeedStrategy::Queue,
+    }
+}
+
+/// How a feeder hands out records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FeedStrategy {
+    /// In order, each once.
+    Queue,
+    /// In random order, each once.
+    Shuffle,
+    /// At random, with repeats.
+    Random,
+    /// In order, starting over at the end.
+    Circular,
+}
+
+section! {
+    /// `save:`: a value of the JSON response body kept in the user's session.
+    pub struct Save {
+        /// An RFC 6901 JSON pointer, e.g. `/id`.
+        #[garde(custom(valid_pointer))]
+        json_pointer: String = String::new(),
+        /// The session variable, used later as `${name}`.
+        #[garde(length(min = 1))]
+        name: String = String::new(),
+    }
+}
+
+fn valid_pointer(p: &str, _: &()) -> garde::Result {
+    if p.is_empty() || p.starts_with('/') {
+        Ok(())
+    } else {
+        Err(garde::Error::new("must be empty or start with /"))
     }
 }
 
@@ -252,6 +302,9 @@ section! {
         status: Option<Vec<u16>> = None,
         /// The body must contain this text.
         body_contains: Option<String> = None,
+        /// Keep a value of the JSON body for later requests.
+        #[garde(dive)]
+        save: Option<Save> = None,
     }
 }
 
@@ -264,11 +317,22 @@ fn valid_path(p: &str, _: &()) -> garde::Result {
 }
 
 /// Loads and validates a scenario file, with `--set` overrides.
+///
+/// `${NAME}` in capitals is an environment variable, substituted when the file is loaded
+/// (`${TARGET:-http://127.0.0.1:8080}`); any other `${name}` is a session variable of the
+/// user (a feeder's column or a saved value), filled in for each request.
 pub fn load(
     path: &std::path::Path,
     overrides: &[String],
 ) -> Result<Simulation, ferrowizard_config::Report> {
     ferrowizard_config::Loader::new()
+        .lookup(|name| {
+            if name.chars().any(|c| c.is_ascii_lowercase()) {
+                Some(format!("${{{name}}}"))
+            } else {
+                std::env::var(name).ok()
+            }
+        })
         .overrides(overrides.to_vec())
         .load_file(path)
 }

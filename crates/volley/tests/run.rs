@@ -60,6 +60,12 @@ async fn respond(
             tokio::time::sleep(Duration::from_millis(300)).await;
             (200, "slow")
         }
+        "/json" => (200, r#"{"id":42,"name":"ACME"}"#),
+        p if p.starts_with("/echo/") => {
+            let mut r = Response::new(Full::new(Bytes::from(p.to_owned())));
+            *r.status_mut() = hyper::StatusCode::OK;
+            return r;
+        }
         "/stalled" => {
             first.call_once(|| {
                 let stall = stall.clone();
@@ -454,4 +460,62 @@ fn the_readme_scenario_is_valid() {
         .arg(&file)
         .assert()
         .success();
+}
+
+#[test]
+fn feeders_and_saved_values_fill_session_variables() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("symbols.csv"),
+        "symbol,qty\nACME,1\nGLOBEX,2\nINITECH,3\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("two.csv"), "symbol\nA\nB\n").unwrap();
+    // `${TARGET_URL}` (capitals) is the environment; the others are session variables.
+    let yaml = r#"baseUrl: ${TARGET_URL}
+scenarios:
+  - name: circular
+    injection: [{atOnceUsers: 6}]
+    steps:
+      - feed: {file: symbols.csv, strategy: circular}
+      - request: {name: echo, path: '/echo/${symbol}/${qty}', bodyContains: '${symbol}/${qty}'}
+      - request: {name: json, path: /json, save: {jsonPointer: /id, name: id}}
+      - request: {name: saved, path: '/echo/item-${id}', bodyContains: item-42}
+      - request: {name: missing, path: /json, save: {jsonPointer: /nope, name: x}}
+      - request: {name: unknown, path: '/echo/${nothing}'}
+  - name: queue
+    injection: [{atOnceUsers: 3}]
+    steps:
+      - feed: {file: two.csv}
+      - request: {name: queued, path: '/echo/${symbol}'}
+"#;
+    let file = scenario(dir.path(), yaml);
+    Command::cargo_bin("volley")
+        .unwrap()
+        .env("TARGET_URL", format!("http://{addr}"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let r = results(dir.path());
+    let q = &r["requests"];
+    assert_eq!(
+        q["echo"]["ok"]["count"], 6,
+        "every symbol and quantity filled in: {}",
+        r["errors"]
+    );
+    assert_eq!(
+        q["saved"]["ok"]["count"], 6,
+        "the saved id was used: {}",
+        r["errors"]
+    );
+    assert_eq!(r["errors"]["jsonPointer(/nope) not found"], 6);
+    assert_eq!(r["errors"]["no session variable ${nothing}"], 6);
+    // A queue of two records serves two users; the third finds it empty.
+    assert_eq!(q["queued"]["ok"]["count"], 2);
+    assert_eq!(r["errors"]["feeder two.csv is empty"], 1);
 }
