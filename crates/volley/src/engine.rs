@@ -268,6 +268,25 @@ fn check(r: &Request, status: u16, body: &Bytes, session: &Session) -> Option<St
     None
 }
 
+/// A number in [0, 1) for uniform pauses: a per-thread xorshift generator, seeded from the
+/// clock and the thread (no lock, no crate needed for so little).
+fn random_unit() -> f64 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1,
+        );
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
 /// A user's variables: feeder columns and saved values.
 pub type Session = std::collections::HashMap<String, String>;
 
@@ -392,7 +411,7 @@ fn run_steps<'a>(
                 let when = due.take().unwrap_or_else(Instant::now);
                 run.send(conn, session, r, when).await;
             } else if let Some(p) = step.pause {
-                tokio::time::sleep(p.get()).await;
+                tokio::time::sleep(p.length(random_unit())).await;
             } else if let Some(rep) = &step.repeat {
                 for _ in 0..rep.times {
                     if !run_steps(run, conn, session, &rep.steps, due).await {

@@ -184,8 +184,8 @@ impl garde::Validate for Injection {
 pub struct Step {
     /// Send a request.
     pub request: Option<Request>,
-    /// Wait.
-    pub pause: Option<Duration>,
+    /// Wait: `100ms`, or `{min: 100ms, max: 500ms}` for a uniform random pause.
+    pub pause: Option<Pause>,
     /// Do `steps` `times` times.
     pub repeat: Option<Box<Repeat>>,
     /// Take the next record of a CSV file into the user's session (its columns become
@@ -222,6 +222,86 @@ impl garde::Validate for Step {
         }
         if let Some(r) = &self.repeat {
             r.validate_into(ctx, &mut || parent().join("repeat"), report);
+        }
+    }
+}
+
+/// A pause: fixed, or uniform between two bounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pause {
+    /// Always this long.
+    Fixed(Duration),
+    /// Uniformly between `min` and `max`.
+    Uniform {
+        /// Shortest.
+        min: Duration,
+        /// Longest.
+        max: Duration,
+    },
+}
+
+section! {
+    /// `pause: {min, max}`.
+    pub struct PauseRange {
+        /// Shortest.
+        min: Duration = Duration::seconds(0),
+        /// Longest.
+        max: Duration = Duration::seconds(0),
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Pause {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Pause;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration such as 100ms, or {min: 100ms, max: 500ms}")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Pause, E> {
+                use serde::Deserialize;
+                Duration::deserialize(serde::de::value::StrDeserializer::new(s)).map(Pause::Fixed)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Pause, A::Error> {
+                use serde::Deserialize;
+                let r = PauseRange::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                if r.min > r.max {
+                    return Err(serde::de::Error::custom(format!(
+                        "min {} is longer than max {}",
+                        r.min, r.max
+                    )));
+                }
+                Ok(Pause::Uniform {
+                    min: r.min,
+                    max: r.max,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl serde::Serialize for Pause {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Pause::Fixed(d) => d.serialize(s),
+            Pause::Uniform { min, max } => PauseRange {
+                min: *min,
+                max: *max,
+            }
+            .serialize(s),
+        }
+    }
+}
+
+impl Pause {
+    /// How long to wait, `unit` in [0, 1) choosing within a range.
+    pub fn length(&self, unit: f64) -> std::time::Duration {
+        match self {
+            Pause::Fixed(d) => d.get(),
+            Pause::Uniform { min, max } => {
+                min.get() + (max.get() - min.get()).mul_f64(unit.clamp(0.0, 1.0))
+            }
         }
     }
 }

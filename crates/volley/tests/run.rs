@@ -214,7 +214,7 @@ fn max_duration_bounds_every_run() {
         dir.path(),
         &format!(
             "baseUrl: http://{addr}\nmaxDuration: 1s\nscenarios:\n  - name: long\n    injection:\n      - constantConcurrentUsers: 2\n        during: 1h\n    \
-             steps: [{{request: {{name: ok, path: /ok}}}}, {{pause: 50ms}}]\n"
+             steps: [{{request: {{name: ok, path: /ok}}}}, {{pause: {{min: 20ms, max: 80ms}}}}]\n"
         ),
     );
     let started = std::time::Instant::now();
@@ -233,7 +233,7 @@ fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
         dir.path(),
-        "baseUrl: localhost:8080\nscenarios:\n  - name: bad\n    injection:\n      - constantUserPerSec: 5\n    steps:\n      - request: {name: x, path: nope}\n        pause: 1s\n",
+        "baseUrl: localhost:8080\nscenarios:\n  - name: bad\n    injection:\n      - constantUserPerSec: 5\n    steps:\n      - request: {name: x, path: nope}\n        pause: 1s\n      - pause: {min: 500ms, max: 100ms}\n",
     );
     let out = Command::cargo_bin("volley")
         .unwrap()
@@ -258,6 +258,7 @@ fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
         err.contains("give exactly one of request, pause, repeat"),
         "{err}"
     );
+    assert!(err.contains("scenario.yaml:9:16: Invalid value at: scenarios[0].steps[1].pause; min 500ms is longer than max 100ms"), "{err}");
 }
 
 #[test]
