@@ -119,8 +119,8 @@ impl Run {
             }
         };
         let error = match result {
-            Ok((status, body)) => {
-                check(r, status, &body, session).or_else(|| save(r, &body, session).err())
+            Ok((status, headers, body)) => {
+                check(r, status, &headers, &body, session).or_else(|| save(r, &body, session).err())
             }
             Err(e) => Some(e),
         };
@@ -164,7 +164,7 @@ impl Run {
         conn: &mut Connection,
         session: &Session,
         r: &Request,
-    ) -> Result<(u16, Bytes), String> {
+    ) -> Result<(u16, http::HeaderMap, Bytes), String> {
         let mut sender = match conn.sender.take() {
             Some(s) if !s.is_closed() => s,
             _ => self.connect().await?,
@@ -202,15 +202,15 @@ impl Run {
             .await
             .map_err(|e| classify_hyper(&e))?;
         let status = response.status().as_u16();
-        let body = response
-            .into_body()
+        let (parts, body) = response.into_parts();
+        let body = body
             .collect()
             .await
             .map_err(|e| format!("reading the body failed: {e}"))?;
         if self.keep_alive {
             conn.sender = Some(sender);
         }
-        Ok((status, body.to_bytes()))
+        Ok((status, parts.headers, body.to_bytes()))
     }
 }
 
@@ -234,7 +234,38 @@ fn classify_hyper(e: &hyper::Error) -> String {
 }
 
 /// The checks of a request; `Some(message)` when one fails.
-fn check(r: &Request, status: u16, body: &Bytes, session: &Session) -> Option<String> {
+fn check(
+    r: &Request,
+    status: u16,
+    headers: &http::HeaderMap,
+    body: &Bytes,
+    session: &Session,
+) -> Option<String> {
+    if let Some(h) = &r.header {
+        let found = headers
+            .get_all(h.name.as_str())
+            .iter()
+            .any(|v| v.to_str().is_ok_and(|v| v.contains(h.contains.as_str())));
+        if !found {
+            return Some(format!(
+                "header({}).find.contains({:?}), but it was not found",
+                h.name, h.contains
+            ));
+        }
+    }
+    if let Some(pattern) = &r.body_matches {
+        // Compiled per check: scenarios are validated at load, so this cannot fail there;
+        // the cost is small beside a network round trip.
+        match regex::Regex::new(pattern) {
+            Ok(re) if re.is_match(&String::from_utf8_lossy(body)) => {}
+            Ok(_) => {
+                return Some(format!(
+                    "regex({pattern:?}).find.exists, but it was not found"
+                ));
+            }
+            Err(e) => return Some(format!("regex({pattern:?}): {e}")),
+        }
+    }
     let status_ok = match &r.status {
         Some(allowed) => allowed.contains(&status),
         None => (200..300).contains(&status) || status == 304,

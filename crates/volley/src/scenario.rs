@@ -344,6 +344,25 @@ section! {
     }
 }
 
+fn valid_regex(r: &Option<String>, _: &()) -> garde::Result {
+    match r {
+        Some(r) => regex::Regex::new(r)
+            .map(|_| ())
+            .map_err(|e| garde::Error::new(e.to_string())),
+        None => Ok(()),
+    }
+}
+
+section! {
+    /// `header: {name, contains}`.
+    pub struct HeaderCheck {
+        /// The header.
+        name: String = String::new(),
+        /// Text its value must contain.
+        contains: String = String::new(),
+    }
+}
+
 fn valid_pointer(p: &str, _: &()) -> garde::Result {
     if p.is_empty() || p.starts_with('/') {
         Ok(())
@@ -382,6 +401,11 @@ section! {
         status: Option<Vec<u16>> = None,
         /// The body must contain this text.
         body_contains: Option<String> = None,
+        /// The body must match this regular expression.
+        #[garde(custom(valid_regex))]
+        body_matches: Option<String> = None,
+        /// A response header must contain a text.
+        header: Option<HeaderCheck> = None,
         /// Keep a value of the JSON body for later requests.
         #[garde(dive)]
         save: Option<Save> = None,

@@ -483,6 +483,8 @@ scenarios:
       - request: {name: echo, path: '/echo/${symbol}/${qty}', bodyContains: '${symbol}/${qty}'}
       - request: {name: json, path: /json, save: {jsonPointer: /id, name: id}}
       - request: {name: saved, path: '/echo/item-${id}', bodyContains: item-42}
+      - request: {name: matched, path: /json, bodyMatches: '"id":\d+', header: {name: content-length, contains: '2'}}
+      - request: {name: unmatched, path: /json, bodyMatches: '"id":"\w+"'}
       - request: {name: missing, path: /json, save: {jsonPointer: /nope, name: x}}
       - request: {name: unknown, path: '/echo/${nothing}'}
   - name: queue
@@ -515,6 +517,12 @@ scenarios:
         r["errors"]
     );
     assert_eq!(r["errors"]["jsonPointer(/nope) not found"], 6);
+    assert_eq!(q["matched"]["ok"]["count"], 6, "{}", r["errors"]);
+    assert_eq!(
+        r["errors"][r#"regex("\"id\":\"\\w+\"").find.exists, but it was not found"#], 6,
+        "{}",
+        r["errors"]
+    );
     assert_eq!(r["errors"]["no session variable ${nothing}"], 6);
     // A queue of two records serves two users; the third finds it empty.
     assert_eq!(q["queued"]["ok"]["count"], 2);
