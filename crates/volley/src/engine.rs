@@ -48,6 +48,7 @@ pub struct Run {
     connect_timeout: Duration,
     timeout: Duration,
     feeders: std::collections::HashMap<String, Feeder>,
+    limiter: Option<Limiter>,
 }
 
 /// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open.
@@ -106,6 +107,23 @@ impl Run {
         r: &Request,
         due: Instant,
     ) -> bool {
+        // Throttled: wait for this request's slot, which is then when it was due.
+        let due = match &self.limiter {
+            None => due,
+            Some(l) => match l.next() {
+                Some(offset) => {
+                    let at = self.started + offset;
+                    if at > Instant::now() {
+                        tokio::time::sleep_until(at).await;
+                    }
+                    due.max(at)
+                }
+                None => {
+                    std::future::pending::<()>().await;
+                    due
+                }
+            },
+        };
         let sent = Instant::now();
         let result = match tokio::time::timeout(self.timeout, self.exchange(conn, session, r)).await
         {
@@ -316,6 +334,75 @@ fn random_unit() -> f64 {
         s.set(x);
         (x >> 11) as f64 / (1u64 << 53) as f64
     })
+}
+
+/// The throttle: the k-th request of the run may start `offset(k)` after the run starts, so
+/// the rate follows the `throttle` steps whatever the users would do.
+pub struct Limiter {
+    /// (start s, length s, start rate, end rate, requests before it).
+    segments: Vec<(f64, f64, f64, f64, f64)>,
+    issued: AtomicU64,
+}
+
+impl Limiter {
+    /// The limiter for `steps` (invalid steps were refused when the file was loaded).
+    pub fn new(steps: &[crate::scenario::ThrottleStep]) -> Option<Limiter> {
+        use crate::scenario::Throttle;
+        if steps.is_empty() {
+            return None;
+        }
+        let (mut t, mut rate, mut n) = (0.0f64, 0.0f64, 0.0f64);
+        let mut segments = Vec::new();
+        for step in steps.iter().filter_map(|s| s.step().ok()) {
+            match step {
+                Throttle::Reach(r, d) => {
+                    let d = d.as_secs_f64();
+                    segments.push((t, d, rate, r, n));
+                    n += (rate + r) / 2.0 * d;
+                    t += d;
+                    rate = r;
+                }
+                Throttle::Jump(r) => rate = r,
+                Throttle::Hold(d) => {
+                    let d = d.as_secs_f64();
+                    segments.push((t, d, rate, rate, n));
+                    n += rate * d;
+                    t += d;
+                }
+            }
+        }
+        segments.push((t, f64::INFINITY, rate, rate, n));
+        Some(Limiter {
+            segments,
+            issued: AtomicU64::new(0),
+        })
+    }
+
+    /// When the next request may start, from the run's start; `None` when the rate has
+    /// dropped to zero for good.
+    pub fn next(&self) -> Option<Duration> {
+        let k = self.issued.fetch_add(1, Relaxed) as f64;
+        let &(start, length, r0, r1, n0) = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.4 <= k && (s.2 > 0.0 || s.3 > 0.0))?;
+        let within = k - n0;
+        let a = if length.is_finite() {
+            (r1 - r0) / (2.0 * length)
+        } else {
+            0.0
+        };
+        let t = if a.abs() < 1e-12 {
+            if r0 <= 0.0 {
+                return None;
+            }
+            within / r0
+        } else {
+            (-r0 + (r0 * r0 + 4.0 * a * within).max(0.0).sqrt()) / (2.0 * a)
+        };
+        Some(Duration::from_secs_f64((start + t.min(length)).max(0.0)))
+    }
 }
 
 /// A user's variables: feeder columns and saved values.
@@ -658,6 +745,7 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
         connect_timeout: simulation.http.connect_timeout.get(),
         timeout: simulation.http.request_timeout.get(),
         feeders,
+        limiter: Limiter::new(&simulation.throttle),
     }))
 }
 

@@ -23,6 +23,10 @@ section! {
         /// The scenarios, run side by side.
         #[garde(length(min = 1), dive)]
         scenarios: Vec<Scenario> = Vec::new(),
+        /// Limits the rate of requests of all users together, one step after the other; the
+        /// last rate holds to the end.
+        #[garde(dive)]
+        throttle: Vec<ThrottleStep> = Vec::new(),
         /// Checked at the end; any failure makes the exit code 2.
         assertions: Vec<crate::assertions::Assertion> = Vec::new(),
         /// The response time distribution's bounds (ms), Gatling's 800 and 1200 by default.
@@ -102,6 +106,69 @@ pub struct Injection {
     pub during: Option<Duration>,
     /// Arrivals at random (Poisson) instead of evenly spaced.
     pub randomized: bool,
+}
+
+/// One throttle step: exactly one of `reachRps` (with `in`), `jumpToRps`, `holdFor`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ThrottleStep {
+    /// Ramp linearly to this many requests a second over `in`.
+    pub reach_rps: Option<f64>,
+    /// The ramp's length.
+    #[serde(rename = "in")]
+    pub within: Option<Duration>,
+    /// Change to this rate at once.
+    pub jump_to_rps: Option<f64>,
+    /// Keep the current rate this long.
+    pub hold_for: Option<Duration>,
+}
+
+impl garde::Validate for ThrottleStep {
+    type Context = ();
+
+    fn validate_into(
+        &self,
+        _: &(),
+        parent: &mut dyn FnMut() -> garde::Path,
+        report: &mut garde::Report,
+    ) {
+        if let Err(e) = self.step() {
+            report.append(parent(), garde::Error::new(e));
+        }
+    }
+}
+
+/// A throttle step, validated: `(start rate, end rate, length)` segments are built from these.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Throttle {
+    /// Ramp to a rate over a length.
+    Reach(f64, std::time::Duration),
+    /// Jump to a rate.
+    Jump(f64),
+    /// Hold for a length.
+    Hold(std::time::Duration),
+}
+
+impl ThrottleStep {
+    /// The step, or what is wrong with it.
+    pub fn step(&self) -> Result<Throttle, String> {
+        let ok = |r: f64| {
+            if r.is_finite() && r >= 0.0 {
+                Ok(r)
+            } else {
+                Err(format!("{r} is not a rate"))
+            }
+        };
+        match (self.reach_rps, self.jump_to_rps, self.hold_for) {
+            (Some(r), None, None) => Ok(Throttle::Reach(
+                ok(r)?,
+                self.within.ok_or("reachRps needs `in`")?.get(),
+            )),
+            (None, Some(r), None) if self.within.is_none() => Ok(Throttle::Jump(ok(r)?)),
+            (None, None, Some(d)) if self.within.is_none() => Ok(Throttle::Hold(d.get())),
+            _ => Err("give exactly one of reachRps (with in), jumpToRps, holdFor".into()),
+        }
+    }
 }
 
 /// The shape of an injection step, once validated.

@@ -528,3 +528,58 @@ scenarios:
     assert_eq!(q["queued"]["ok"]["count"], 2);
     assert_eq!(r["errors"]["feeder two.csv is empty"], 1);
 }
+
+#[test]
+fn the_throttle_limits_the_request_rate() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    // Ten users would send thousands of requests in 2 s; the throttle allows 50 a second.
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nthrottle: [{{jumpToRps: 50}}, {{holdFor: 2s}}]\nscenarios:\n  - name: t\n    injection: [{{constantConcurrentUsers: 10, during: 2s}}]\n    \
+             steps: [{{request: {{name: r, path: /ok}}}}]\n"
+        ),
+    );
+    volley(dir.path(), &file).success();
+    let n = results(dir.path())["global"]["total"]["count"]
+        .as_u64()
+        .unwrap();
+    assert!((80..=115).contains(&n), "{n} requests at 50/s for 2 s");
+    // A ramp from 0 to 100/s over 2 s: about 100 requests, most of them late in the ramp.
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nthrottle: [{{reachRps: 100, in: 2s}}]\nscenarios:\n  - name: t\n    injection: [{{constantConcurrentUsers: 10, during: 2s}}]\n    \
+             steps: [{{request: {{name: r, path: /ok}}}}]\n"
+        ),
+    );
+    volley(dir.path(), &file).success();
+    let r = results(dir.path());
+    let n = r["global"]["total"]["count"].as_u64().unwrap();
+    assert!(
+        (80..=115).contains(&n),
+        "{n} requests over a 0-100/s ramp of 2 s"
+    );
+    let seconds = r["seconds"].as_array().unwrap();
+    assert!(
+        seconds[0]["requests"].as_u64().unwrap() < seconds[1]["requests"].as_u64().unwrap(),
+        "{seconds:?}"
+    );
+    // A bad step is reported where it is.
+    let file = scenario(
+        dir.path(),
+        "baseUrl: http://127.0.0.1:1\nthrottle: [{reachRps: 10}]\nscenarios:\n  - name: t\n    injection: [{atOnceUsers: 1}]\n    steps: [{pause: 1s}]\n",
+    );
+    let out = Command::cargo_bin("volley")
+        .unwrap()
+        .arg("check")
+        .arg(&file)
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("scenario.yaml:2:12: Invalid value at: throttle[0]; reachRps needs `in`"),
+        "{err}"
+    );
+}
