@@ -1,6 +1,8 @@
 //! "Realtime interface": the handlers of the seed's service, shared by the ferrowizard
 //! service (`realtime`) and the bare baseline used in benchmarks (`realtime-bare`).
 
+pub mod bare;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -1,22 +1,6 @@
-//! The same handlers on plain axum: the baselines of the benchmarks.
-//!
-//! `realtime-bare PORT` serves with no logging at all; `realtime-bare PORT --naive-logging`
-//! is what a Rust team would write by hand: tracing-subscriber's fmt layer at DEBUG to stdout
-//! (a request line logged by a middleware), with hyper's own events.
+//! `realtime-bare PORT [--naive-logging]`: see `realtime::bare`.
 
 use std::process::ExitCode;
-
-use axum::extract::Request;
-use axum::middleware::{self, Next};
-use axum::response::Response;
-
-async fn log_request(req: Request, next: Next) -> Response {
-    let started = std::time::Instant::now();
-    let (method, uri) = (req.method().clone(), req.uri().clone());
-    let response = next.run(req).await;
-    tracing::info!(target: "realtime::access", %method, %uri, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
-    response
-}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -24,50 +8,5 @@ fn main() -> ExitCode {
         eprintln!("usage: realtime-bare PORT [--naive-logging]");
         return ExitCode::FAILURE;
     };
-    let naive = args.iter().any(|a| a == "--naive-logging");
-    if naive {
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .init();
-    }
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("realtime-bare: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(async move {
-        let feed = realtime::Feed::new(&realtime::default_symbols(), std::time::Duration::from_millis(100));
-        tokio::spawn(feed.clone().run());
-        let mut app = realtime::routes(feed);
-        if naive {
-            app = app.layer(middleware::from_fn(log_request));
-        }
-        let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("realtime-bare: cannot listen on 127.0.0.1:{port}: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        if let Ok(addr) = listener.local_addr() {
-            println!("realtime-bare: application listening on http://{addr}");
-        }
-        let shutdown = async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            tokio::select! {
-                _ = async { if let Some(t) = term.as_mut() { t.recv().await; } else { std::future::pending::<()>().await } } => {},
-                _ = tokio::signal::ctrl_c() => {},
-            }
-        };
-        match axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("realtime-bare: {e}");
-                ExitCode::FAILURE
-            }
-        }
-    })
+    realtime::bare::serve(port, args.iter().any(|a| a == "--naive-logging"))
 }
