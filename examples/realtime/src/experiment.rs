@@ -240,11 +240,52 @@ struct Outcome {
     report: PathBuf,
 }
 
+/// Lines in each file and in its rotated archives (`<stem>-...`, gzipped or not).
 fn count_lines(paths: &[PathBuf]) -> u64 {
-    paths
-        .iter()
-        .map(|p| std::fs::read(p).map_or(0, |b| b.iter().filter(|c| **c == b'\n').count() as u64))
-        .sum()
+    use std::io::Read;
+    let lines = |bytes: &[u8]| bytes.iter().filter(|c| **c == b'\n').count() as u64;
+    let mut total = 0;
+    for path in paths {
+        total += std::fs::read(path).map_or(0, |b| lines(&b));
+        let (Some(dir), Some(stem)) = (path.parent(), path.file_stem().and_then(|s| s.to_str()))
+        else {
+            continue;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(&format!("{stem}-")) {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            let read = match std::fs::File::open(entry.path()) {
+                Ok(f) if name.ends_with(".gz") => {
+                    flate2::read::GzDecoder::new(f).read_to_end(&mut bytes)
+                }
+                Ok(mut f) => f.read_to_end(&mut bytes),
+                Err(e) => Err(e),
+            };
+            if read.is_ok() {
+                total += lines(&bytes);
+            }
+        }
+    }
+    total
+}
+
+/// Removes what an earlier run left in `dir` (only the experiment's own files).
+fn clean(dir: &Path) {
+    let ours = ["before.", "after.", "production", "naive-rust.", "summary."];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if ours.iter().any(|p| name.starts_with(p)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
 }
 
 /// `N of M events dropped` in the service's exit summary, summed.
@@ -252,14 +293,14 @@ fn dropped(stderr: &Path) -> u64 {
     std::fs::read_to_string(stderr)
         .unwrap_or_default()
         .lines()
+        .filter(|l| l.contains("events dropped"))
         .filter_map(|l| {
-            l.split(": ")
-                .nth(1)?
+            l.rsplit("): ")
+                .next()?
                 .split(' ')
                 .next()?
                 .parse::<u64>()
                 .ok()
-                .filter(|_| l.contains("events dropped"))
         })
         .sum()
 }
@@ -344,6 +385,7 @@ pub fn main(args: &[String]) -> ExitCode {
         eprintln!("realtime experiment: {}: {e}", o.out.display());
         return ExitCode::from(1);
     }
+    clean(&o.out);
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
