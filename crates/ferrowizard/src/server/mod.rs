@@ -185,13 +185,11 @@ fn stack(
 
 /// The server's DEBUG event for a request the router matched, with its route template.
 async fn routed(req: axum::extract::Request, next: axum::middleware::Next) -> Response<Body> {
-    if tracing::enabled!(target: "ferrowizard::server::routing", tracing::Level::DEBUG) {
-        let route = req
-            .extensions()
-            .get::<axum::extract::MatchedPath>()
-            .map(|m| m.as_str().to_owned());
-        tracing::debug!(target: "ferrowizard::server::routing", method = %req.method(), route = route.as_deref().unwrap_or("?"), "routed");
-    }
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or("?", |m| m.as_str());
+    tracing::debug!(target: "ferrowizard::server::routing", method = %req.method(), route, "routed");
     next.run(req).await
 }
 
