@@ -121,30 +121,9 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
         "", "Total", "OK", "KO"
     );
     row(&mut out, "request count", &|s| s.count.to_string());
-    row(&mut out, "min response time (ms)", &|s| {
-        format!("{:.0}", s.min)
-    });
-    row(&mut out, "max response time (ms)", &|s| {
-        format!("{:.0}", s.max)
-    });
-    row(&mut out, "mean response time (ms)", &|s| {
-        format!("{:.0}", s.mean)
-    });
-    row(&mut out, "std deviation (ms)", &|s| {
-        format!("{:.0}", s.std_dev)
-    });
-    row(&mut out, "response time 50th percentile (ms)", &|s| {
-        format!("{:.0}", s.p50)
-    });
-    row(&mut out, "response time 75th percentile (ms)", &|s| {
-        format!("{:.0}", s.p75)
-    });
-    row(&mut out, "response time 95th percentile (ms)", &|s| {
-        format!("{:.0}", s.p95)
-    });
-    row(&mut out, "response time 99th percentile (ms)", &|s| {
-        format!("{:.0}", s.p99)
-    });
+    for (label, figure) in crate::stats::TIME_ROWS {
+        row(&mut out, label, &|s| format!("{:.0}", figure(s)));
+    }
     row(&mut out, "mean throughput (rps)", &|s| {
         format!("{:.2}", rate(s.count, elapsed))
     });

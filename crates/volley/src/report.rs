@@ -70,60 +70,12 @@ pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
     (charts.bucket, charts.count) = distribution(results, 40);
     let g = &results.global;
     let f = |v: f64| format!("{v:.0}");
-    let rows: Vec<(String, String, String, String)> = vec![
+    let mut rows: Vec<(String, String, String, String)> = vec![
         (
             "request count".into(),
             g.total.count.to_string(),
             g.ok.count.to_string(),
             g.ko.count.to_string(),
-        ),
-        (
-            "min response time (ms)".into(),
-            f(g.total.min),
-            f(g.ok.min),
-            f(g.ko.min),
-        ),
-        (
-            "max response time (ms)".into(),
-            f(g.total.max),
-            f(g.ok.max),
-            f(g.ko.max),
-        ),
-        (
-            "mean response time (ms)".into(),
-            f(g.total.mean),
-            f(g.ok.mean),
-            f(g.ko.mean),
-        ),
-        (
-            "std deviation (ms)".into(),
-            f(g.total.std_dev),
-            f(g.ok.std_dev),
-            f(g.ko.std_dev),
-        ),
-        (
-            "response time 50th percentile (ms)".into(),
-            f(g.total.p50),
-            f(g.ok.p50),
-            f(g.ko.p50),
-        ),
-        (
-            "response time 75th percentile (ms)".into(),
-            f(g.total.p75),
-            f(g.ok.p75),
-            f(g.ko.p75),
-        ),
-        (
-            "response time 95th percentile (ms)".into(),
-            f(g.total.p95),
-            f(g.ok.p95),
-            f(g.ko.p95),
-        ),
-        (
-            "response time 99th percentile (ms)".into(),
-            f(g.total.p99),
-            f(g.ok.p99),
-            f(g.ko.p99),
         ),
         (
             "mean throughput (rps)".into(),
@@ -132,6 +84,17 @@ pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
             "".into(),
         ),
     ];
+    for (k, (label, figure)) in crate::stats::TIME_ROWS.iter().enumerate() {
+        rows.insert(
+            1 + k,
+            (
+                (*label).into(),
+                f(figure(&g.total)),
+                f(figure(&g.ok)),
+                f(figure(&g.ko)),
+            ),
+        );
+    }
     let total_errors: u64 = results.errors.values().sum();
     let mut errors: Vec<(String, u64, f64)> = results
         .errors

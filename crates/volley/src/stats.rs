@@ -284,6 +284,21 @@ impl Summary {
     }
 }
 
+/// A figure of a [`Summary`].
+pub type Figure = fn(&Summary) -> f64;
+
+/// The response-time rows of Gatling's Global Information table: label, and the figure (ms).
+pub const TIME_ROWS: &[(&str, Figure)] = &[
+    ("min response time (ms)", |s| s.min),
+    ("max response time (ms)", |s| s.max),
+    ("mean response time (ms)", |s| s.mean),
+    ("std deviation (ms)", |s| s.std_dev),
+    ("response time 50th percentile (ms)", |s| s.p50),
+    ("response time 75th percentile (ms)", |s| s.p75),
+    ("response time 95th percentile (ms)", |s| s.p95),
+    ("response time 99th percentile (ms)", |s| s.p99),
+];
+
 /// Requests per second over `elapsed`.
 pub fn rate(count: u64, elapsed: Duration) -> f64 {
     let s = elapsed.as_secs_f64();
