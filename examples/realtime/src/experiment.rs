@@ -62,7 +62,7 @@ struct Setting {
     request_log: Option<PathBuf>,
 }
 
-fn settings(exe: &Path, dir: &Path) -> Vec<Setting> {
+fn settings(dir: &Path) -> Vec<Setting> {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
     let s = |v: &str| v.to_owned();
     let production = dir.join("production.yaml");
@@ -91,7 +91,6 @@ fn settings(exe: &Path, dir: &Path) -> Vec<Setting> {
         v.extend(ports.iter().cloned());
         v
     };
-    let _ = exe;
     vec![
         Setting {
             name: "before",
@@ -399,7 +398,7 @@ pub fn main(args: &[String]) -> ExitCode {
     };
     let mut outcomes = Vec::new();
     let mut failures = Vec::new();
-    for setting in settings(&exe, &o.out) {
+    for setting in settings(&o.out) {
         match run_one(&exe, &setting, &o, &runtime) {
             Ok(outcome) => {
                 if outcome.ok == 0 {
