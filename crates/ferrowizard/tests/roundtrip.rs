@@ -239,3 +239,18 @@ proptest! {
         prop_assert_eq!(loaded, config);
     }
 }
+
+#[test]
+fn a_dollar_brace_in_a_value_survives_the_dump() {
+    // Found by the proptest: a value that looks like `${VAR}` must not be substituted when the
+    // dump is loaded again.
+    let mut config = FrameworkConfiguration::default();
+    config.logging.appenders = vec![AppenderFactory::Udp(UdpAppenderFactory {
+        host: "a${W*e8Ud}b".into(),
+        ..Default::default()
+    })];
+    let yaml = dump(&config).unwrap();
+    let loaded: FrameworkConfiguration =
+        load_str("dump.yaml", &yaml, &[]).unwrap_or_else(|r| panic!("{r}\n{yaml}"));
+    assert_eq!(loaded, config);
+}

@@ -161,7 +161,30 @@ pub fn load_str<C: Configuration>(
     loader(overrides).load_str(source, text)
 }
 
-/// The effective configuration as YAML, every default filled in.
-pub fn dump<C: Configuration>(config: &C) -> Result<String, serde_saphyr::SerializeError> {
-    serde_saphyr::to_string(config)
+/// Why the configuration could not be printed.
+#[derive(Debug, thiserror::Error)]
+pub enum DumpError {
+    /// To a value tree.
+    #[error(transparent)]
+    Value(#[from] serde_json::Error),
+    /// To YAML.
+    #[error(transparent)]
+    Yaml(#[from] serde_saphyr::SerializeError),
+}
+
+/// The effective configuration as YAML, every default filled in. Loading the text again
+/// gives the same configuration: a `${` inside a value is written `$${`, so that
+/// environment substitution leaves it as it is.
+pub fn dump<C: Configuration>(config: &C) -> Result<String, DumpError> {
+    fn escape(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) if s.contains("${") => *s = s.replace("${", "$${"),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(escape),
+            serde_json::Value::Object(map) => map.values_mut().for_each(escape),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(config)?;
+    escape(&mut value);
+    Ok(serde_saphyr::to_string(&value)?)
 }
