@@ -4,6 +4,27 @@ use std::collections::BTreeMap;
 
 use ferrowizard_config::{Duration, section};
 
+/// Implements `garde::Validate` for a section whose rule spans its fields: `$check` returns
+/// what is wrong, reported at the section itself.
+macro_rules! validated_by {
+    ($ty:ty, $check:ident) => {
+        impl garde::Validate for $ty {
+            type Context = ();
+
+            fn validate_into(
+                &self,
+                _: &(),
+                parent: &mut dyn FnMut() -> garde::Path,
+                report: &mut garde::Report,
+            ) {
+                if let Err(e) = self.$check() {
+                    report.append(parent(), garde::Error::new(e));
+                }
+            }
+        }
+    };
+}
+
 section! {
     /// A load test.
     pub struct Simulation {
@@ -123,20 +144,7 @@ pub struct ThrottleStep {
     pub hold_for: Option<Duration>,
 }
 
-impl garde::Validate for ThrottleStep {
-    type Context = ();
-
-    fn validate_into(
-        &self,
-        _: &(),
-        parent: &mut dyn FnMut() -> garde::Path,
-        report: &mut garde::Report,
-    ) {
-        if let Err(e) = self.step() {
-            report.append(parent(), garde::Error::new(e));
-        }
-    }
-}
+validated_by!(ThrottleStep, step);
 
 /// A throttle step, validated: `(start rate, end rate, length)` segments are built from these.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -230,20 +238,7 @@ impl Injection {
     }
 }
 
-impl garde::Validate for Injection {
-    type Context = ();
-
-    fn validate_into(
-        &self,
-        _: &(),
-        parent: &mut dyn FnMut() -> garde::Path,
-        report: &mut garde::Report,
-    ) {
-        if let Err(e) = self.shape() {
-            report.append(parent(), garde::Error::new(e));
-        }
-    }
-}
+validated_by!(Injection, shape);
 
 /// One step of a user: exactly one of `request`, `pause`, `repeat`.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]

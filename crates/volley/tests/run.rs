@@ -95,6 +95,17 @@ fn results(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
 }
 
+/// `volley check FILE`, which must exit 1; its report.
+fn check_fails(file: &Path) -> String {
+    let out = Command::cargo_bin("volley")
+        .unwrap()
+        .arg("check")
+        .arg(file)
+        .assert()
+        .code(1);
+    String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+}
+
 fn volley(dir: &Path, file: &Path) -> assert_cmd::assert::Assert {
     Command::cargo_bin("volley")
         .unwrap()
@@ -235,13 +246,7 @@ fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
         dir.path(),
         "baseUrl: localhost:8080\nscenarios:\n  - name: bad\n    injection:\n      - constantUserPerSec: 5\n    steps:\n      - request: {name: x, path: nope}\n        pause: 1s\n      - pause: {min: 500ms, max: 100ms}\n",
     );
-    let out = Command::cargo_bin("volley")
-        .unwrap()
-        .arg("check")
-        .arg(&file)
-        .assert()
-        .code(1);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let err = check_fails(&file);
     assert!(
         err.contains("scenario.yaml:1:10: Invalid value at: baseUrl"),
         "{err}"
@@ -571,13 +576,7 @@ fn the_throttle_limits_the_request_rate() {
         dir.path(),
         "baseUrl: http://127.0.0.1:1\nthrottle: [{reachRps: 10}]\nscenarios:\n  - name: t\n    injection: [{atOnceUsers: 1}]\n    steps: [{pause: 1s}]\n",
     );
-    let out = Command::cargo_bin("volley")
-        .unwrap()
-        .arg("check")
-        .arg(&file)
-        .assert()
-        .code(1);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let err = check_fails(&file);
     assert!(
         err.contains("scenario.yaml:2:12: Invalid value at: throttle[0]; reachRps needs `in`"),
         "{err}"
