@@ -245,10 +245,8 @@ impl LoggingFactory {
                 });
             }
         }
-        let (levels, filter_layer) = Levels::new(filter(self.level), levels);
-        let subscriber = Registry::default()
-            .with(filter_layer)
-            .with(AppenderLayer::new(root, routes));
+        let (levels, level_filter) = Levels::new(filter(self.level), levels);
+        let subscriber = Registry::default().with(AppenderLayer::new(root, routes, level_filter));
         Ok((Logging { appenders, levels }, subscriber))
     }
 }

@@ -5,16 +5,20 @@
 //! specific configured logger above it, and, while loggers are additive, to those of the
 //! loggers above that, up to the root's.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use tracing::span::{Attributes, Id, Record as SpanRecord};
-use tracing::{Event, Subscriber};
+use tracing::subscriber::Interest;
+use tracing::{Event, Metadata, Subscriber};
 use tracing_log::NormalizeEvent;
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::appender::Appender;
+use crate::levels::LevelFilterCell;
 use crate::names::is_under;
 use crate::record::{FieldVisitor, Record, SpanFields};
 
@@ -32,6 +36,8 @@ type Route = Arc<[Arc<Appender>]>;
 /// Turns events into records for the appenders.
 #[derive(Debug)]
 pub struct AppenderLayer {
+    /// The levels per logger: asked once per callsite, not per event (see [`crate::levels`]).
+    levels: LevelFilterCell,
     root: Route,
     /// Loggers with appenders of their own, most specific (longest target) first.
     loggers: Vec<LoggerRoute>,
@@ -39,11 +45,16 @@ pub struct AppenderLayer {
 }
 
 impl AppenderLayer {
-    pub(crate) fn new(root: Vec<Arc<Appender>>, mut loggers: Vec<LoggerRoute>) -> Self {
+    pub(crate) fn new(
+        root: Vec<Arc<Appender>>,
+        mut loggers: Vec<LoggerRoute>,
+        levels: LevelFilterCell,
+    ) -> Self {
         loggers.sort_by_key(|l| {
             std::cmp::Reverse(l.targets.iter().map(String::len).max().unwrap_or(0))
         });
         AppenderLayer {
+            levels,
             root: root.into(),
             loggers,
             cache: RwLock::new(HashMap::new()),
@@ -77,6 +88,11 @@ impl AppenderLayer {
     }
 }
 
+thread_local! {
+    /// Where an event routed to several appenders is captured before it is copied to each.
+    static SCRATCH: RefCell<Record> = RefCell::new(Record::with_capacity());
+}
+
 /// Fills `record` from `event`, with the fields of its spans as the MDC.
 fn capture<S>(record: &mut Record, event: &Event<'_>, ctx: &Context<'_, S>, caller: bool)
 where
@@ -84,6 +100,7 @@ where
 {
     let meta = event.metadata();
     record.level = *meta.level();
+    // A `log` record's own target replaces tracing-log's `log` (see `FieldVisitor`).
     record.target = meta.target();
     record.stamp();
     event.record(&mut FieldVisitor { record });
@@ -94,9 +111,7 @@ where
         for span in scope.from_root() {
             if let Some(fields) = span.extensions().get::<SpanFields>() {
                 for (k, v) in &fields.entries {
-                    let start = record.mdc_text.len();
-                    record.mdc_text.push_str(v);
-                    record.mdc.push((k, start..record.mdc_text.len()));
+                    record.push_mdc(k, v);
                 }
             }
         }
@@ -107,6 +122,24 @@ impl<S> Layer<S> for AppenderLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+        if self.levels.enabled(meta) {
+            Interest::always()
+        } else {
+            Interest::never()
+        }
+    }
+
+    /// Asked for what the callsite cache does not answer: `log` records (checked with their
+    /// own target) and callsites registered while the levels changed.
+    fn enabled(&self, meta: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
+        self.levels.enabled(meta)
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        self.levels.max_level()
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let mut fields = SpanFields::default();
         attrs.record(&mut fields);
@@ -145,17 +178,33 @@ where
             routed = self.route(target);
             &routed
         };
-        let mut accepted = route
-            .iter()
-            .filter(|a| a.accepts(level) && !a.drop_early(level));
+        let mut accepted = route.iter().filter(|a| a.accepts(level));
         let Some(first) = accepted.next() else { return };
-        let mut record = first.record();
-        capture(&mut record, event, &ctx, first.include_caller());
-        for other in accepted {
-            let mut copy = other.record();
-            copy.copy_from(&record);
-            other.submit(copy);
-        }
-        first.submit(record);
+        let Some(second) = accepted.next() else {
+            // One appender (the common case): captured straight into its queue slot.
+            first.log(level, |record| {
+                capture(record, event, &ctx, first.include_caller())
+            });
+            return;
+        };
+        // Several: captured once, then copied into each one's slot.
+        SCRATCH.with(|scratch| {
+            let mut own;
+            let record = match scratch.try_borrow_mut() {
+                Ok(r) => {
+                    own = r;
+                    &mut *own
+                }
+                // An event logged while capturing another on this thread (a `Debug` impl
+                // that logs): rare, so a fresh record.
+                Err(_) => &mut Record::default(),
+            };
+            record.clear();
+            let caller = route.iter().any(|a| a.include_caller());
+            capture(record, event, &ctx, caller);
+            for appender in [first, second].into_iter().chain(accepted) {
+                appender.log(level, |r| r.copy_from(record));
+            }
+        });
     }
 }

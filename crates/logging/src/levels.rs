@@ -1,18 +1,25 @@
 //! Levels per logger, changeable while the service runs.
 //!
-//! The filter is a `tracing_subscriber::filter::Targets` behind a `reload` layer: a change
-//! rebuilds it and tracing rebuilds its callsite cache, so every thread sees the new level
-//! at its next event. The `log` crate keeps its own maximum level, which tracing-subscriber
+//! The filter is a `tracing_subscriber::filter::Targets`, consulted when tracing registers a
+//! callsite (`Targets` decides per callsite, so its answer, always or never, is cached in the
+//! callsite and an event asks nothing at all). A change replaces it and rebuilds tracing's
+//! callsite cache, so every thread sees the new level at its next event.
+//!
+//! This is what tracing-subscriber's `reload` does, without its cost per event: as a layer,
+//! `reload` takes its lock twice on every event (`event_enabled` and `on_event`), and as a
+//! per-layer filter, tracing-subscriber's per-layer bookkeeping runs on every event (about
+//! 15 ns of an accepted event's ~170 in `cargo bench -p ferrowizard-logging`, BENCHMARKS.md).
+//! Here the lock is taken only when a callsite is registered, a `log` record is checked, or
+//! the levels change. The `log` crate keeps its own maximum level, which tracing-subscriber
 //! does not update (tracing-subscriber #2711): it is set here too, so `log` records follow.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use ferrowizard_config::Level;
-use tracing_subscriber::Registry;
+use tracing::Metadata;
 use tracing_subscriber::filter::{LevelFilter, Targets};
-use tracing_subscriber::reload;
 
 use crate::names;
 
@@ -51,10 +58,41 @@ struct State {
     generation: u64,
 }
 
+/// The level filter the appender layer consults; [`Levels`] replaces what it holds.
+#[derive(Debug, Clone)]
+pub(crate) struct LevelFilterCell(Arc<RwLock<Targets>>);
+
+impl LevelFilterCell {
+    /// Whether events of this callsite (or this `log` record) pass.
+    pub(crate) fn enabled(&self, meta: &Metadata<'_>) -> bool {
+        self.0
+            .read()
+            .map(|t| t.would_enable(meta.target(), meta.level()))
+            .unwrap_or(true)
+    }
+
+    /// The most verbose level any logger has.
+    pub(crate) fn max_level(&self) -> Option<LevelFilter> {
+        let t = self.0.read().ok()?;
+        let most = t.iter().map(|(_, level)| level).fold(
+            t.default_level().unwrap_or(LevelFilter::OFF),
+            LevelFilter::max,
+        );
+        Some(most)
+    }
+
+    fn replace(&self, targets: Targets) -> Result<(), LevelError> {
+        *self.0.write().map_err(|_| LevelError::Gone)? = targets;
+        // Every callsite asks again (and the global maximum level is recomputed).
+        tracing_core::callsite::rebuild_interest_cache();
+        Ok(())
+    }
+}
+
 /// Sets and resets logger levels at run time.
 #[derive(Debug)]
 pub struct Levels {
-    handle: reload::Handle<Targets, Registry>,
+    filter: LevelFilterCell,
     state: Mutex<State>,
 }
 
@@ -62,7 +100,7 @@ impl Levels {
     pub(crate) fn new(
         root: LevelFilter,
         configured: BTreeMap<String, LevelFilter>,
-    ) -> (Arc<Levels>, reload::Layer<Targets, Registry>) {
+    ) -> (Arc<Levels>, LevelFilterCell) {
         let state = State {
             root,
             configured_root: root,
@@ -70,14 +108,14 @@ impl Levels {
             overrides: BTreeMap::new(),
             generation: 0,
         };
-        let (layer, handle) = reload::Layer::new(targets(&state));
+        let filter = LevelFilterCell(Arc::new(RwLock::new(targets(&state))));
         set_log_max_level(&state);
         (
             Arc::new(Levels {
-                handle,
+                filter: filter.clone(),
                 state: Mutex::new(state),
             }),
-            layer,
+            filter,
         )
     }
 
@@ -109,9 +147,7 @@ impl Levels {
                     state.overrides.remove(logger);
                 }
             }
-            self.handle
-                .reload(targets(&state))
-                .map_err(|_| LevelError::Gone)?;
+            self.filter.replace(targets(&state))?;
             set_log_max_level(&state);
             generation
         };
@@ -153,7 +189,7 @@ impl Levels {
         } else {
             return;
         }
-        let _ = self.handle.reload(targets(&state));
+        let _ = self.filter.replace(targets(&state));
         set_log_max_level(&state);
     }
 

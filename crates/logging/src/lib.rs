@@ -2,11 +2,11 @@
 //!
 //! The path of an event, one file each:
 //! 1. the `tracing` macro, filtered by level per logger ([`levels`], a reloadable `Targets`);
-//! 2. [`layer`] captures it into a recycled [`record::Record`] on the calling thread;
-//! 3. [`appender`] queues it under the appender's drop policy, counting every event;
-//! 4. the appender's writer thread ([`appender`]'s worker) formats batches with a
-//!    [`layout`] and hands them to a [`sink`] (console, file with [`sink::rolling`], syslog,
-//!    tcp, udp).
+//! 2. [`layer`] routes it to its appenders;
+//! 3. [`appender`] decides its drop policy and claims a slot in the appender's queue (its
+//!    `ring`), where the calling thread captures it into the slot's [`record::Record`];
+//! 4. the appender's writer thread (its `worker`) formats batches in place with a [`layout`]
+//!    and hands them to a [`sink`] (console, file with [`sink::rolling`], syslog, tcp, udp).
 //!
 //! ```no_run
 //! use ferrowizard_logging::LoggingFactory;
@@ -15,7 +15,8 @@
 //! tracing::info!(user = 42, "signed in");
 //! drop(guard); // everything queued is written
 //! ```
-#![forbid(unsafe_code)]
+// `unsafe` only in the queue (`appender/ring.rs`), which says why.
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod appender;

@@ -1,44 +1,234 @@
 //! What the request thread captures of an event: the caller's side of the hot path.
 //!
-//! A [`Record`] owns reusable buffers. Records are recycled through a pool (see
-//! [`crate::appender`]), so once their buffers have grown to the size of typical events,
-//! capturing an event allocates nothing: the message and fields are rendered into buffers
-//! that already have the room.
+//! A [`Record`] lives for good in a slot of its appender's queue
+//! ([`crate::appender`]): the request thread fills it in place and the writer thread formats
+//! it from there, so once its buffers have grown to the size of typical events, capturing an
+//! event allocates nothing. What is cheap to keep raw stays raw until the writer formats it:
+//! the clock reading, and numbers and booleans ([`Value`]); text (the message and string
+//! fields) is copied into one buffer, so that an event spans few cache lines.
 
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use smallvec::SmallVec;
 use tracing::Level;
 use tracing::field::{Field, Visit};
 
+/// A field's value as captured: text lives in the record's buffer, the rest as it came.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// A range of [`Record::text`].
+    Text(u32, u32),
+    /// An unsigned integer.
+    U64(u64),
+    /// A signed integer.
+    I64(i64),
+    /// A float, printed in its shortest round-trip form.
+    F64(f64),
+    /// A boolean.
+    Bool(bool),
+}
+
+/// A field's value, ready to print: see [`Record::fields`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FieldValue<'a> {
+    /// Text.
+    Str(&'a str),
+    /// An unsigned integer.
+    U64(u64),
+    /// A signed integer.
+    I64(i64),
+    /// A float.
+    F64(f64),
+    /// A boolean.
+    Bool(bool),
+}
+
+impl FieldValue<'_> {
+    /// Appends the value as text.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        match *self {
+            FieldValue::Str(s) => out.extend_from_slice(s.as_bytes()),
+            FieldValue::U64(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            FieldValue::I64(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            // ryu's shortest round-trip form, several times faster than `Display`.
+            FieldValue::F64(v) if v.is_finite() => {
+                out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes())
+            }
+            FieldValue::F64(v) => {
+                let _ = std::io::Write::write_fmt(out, format_args!("{v}"));
+            }
+            FieldValue::Bool(v) => out.extend_from_slice(if v { b"true" } else { b"false" }),
+        }
+    }
+}
+
+/// Bytes of text kept inline in the record before spilling to the heap: a typical event's
+/// message and fields, or a request-log line, fit.
+const INLINE_TEXT: usize = 256;
+
+/// A record's text: UTF-8, kept inline in the record (so inside its queue slot, which the
+/// request thread brings into its cache before it captures: see the ring) up to
+/// [`INLINE_TEXT`] bytes, then in a `String` on the heap (kept, so a record that once held
+/// more allocates no more). Hand-written rather than a `SmallVec<[u8; N]>`, whose general
+/// `insert_from_slice` cost more than the copy itself on this path.
+#[derive(Clone)]
+pub struct Text {
+    inline: [u8; INLINE_TEXT],
+    /// Bytes used in `inline`; `INLINE_TEXT + 1` once the text lives in `spilled`.
+    len: usize,
+    spilled: String,
+}
+
+const SPILLED: usize = INLINE_TEXT + 1;
+
+impl Default for Text {
+    fn default() -> Self {
+        Text {
+            inline: [0; INLINE_TEXT],
+            len: 0,
+            spilled: String::new(),
+        }
+    }
+}
+
+impl Text {
+    /// Appends `s`.
+    #[inline]
+    pub fn push_str(&mut self, s: &str) {
+        let end = self.len + s.len();
+        if end <= INLINE_TEXT {
+            self.inline[self.len..end].copy_from_slice(s.as_bytes());
+            self.len = end;
+        } else {
+            self.spill(s);
+        }
+    }
+
+    #[cold]
+    fn spill(&mut self, s: &str) {
+        if self.len != SPILLED {
+            // What is inline is whole pushes of `&str`: valid UTF-8.
+            let before = std::str::from_utf8(&self.inline[..self.len]).unwrap_or("");
+            self.spilled.clear();
+            self.spilled.push_str(before);
+            self.len = SPILLED;
+        }
+        self.spilled.push_str(s);
+    }
+
+    /// Appends `c`.
+    #[inline]
+    pub fn push(&mut self, c: char) {
+        let mut buf = [0; 4];
+        self.push_str(c.encode_utf8(&mut buf));
+    }
+
+    /// Length in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        if self.len == SPILLED {
+            self.spilled.len()
+        } else {
+            self.len
+        }
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Empties it, keeping its capacity.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Shortens it to `len` bytes (a length an earlier `len` call returned).
+    pub fn truncate(&mut self, len: usize) {
+        if self.len == SPILLED {
+            self.spilled.truncate(len);
+        } else {
+            self.len = self.len.min(len);
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        if self.len == SPILLED {
+            self.spilled.as_bytes()
+        } else {
+            &self.inline[..self.len]
+        }
+    }
+
+    /// The text from byte `start` to `end` (empty if that is not a char boundary, which
+    /// ranges taken from `len` never are).
+    pub fn get(&self, start: usize, end: usize) -> &str {
+        self.bytes()
+            .get(start..end)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+
+    /// All of it.
+    pub fn as_str(&self) -> &str {
+        self.get(0, self.len())
+    }
+}
+
+impl fmt::Write for Text {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
+impl Extend<char> for Text {
+    fn extend<I: IntoIterator<Item = char>>(&mut self, iter: I) {
+        for c in iter {
+            self.push(c);
+        }
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+/// Fields kept inline in the record before spilling to the heap (the spill is kept, so a
+/// record that once held more allocates no more).
+const INLINE_FIELDS: usize = 4;
+
 /// One event, captured on the thread that logged it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Record {
     /// The event's level.
     pub level: Level,
     /// The logger (the `tracing` target, or the `log` crate's target, interned).
     pub target: &'static str,
-    /// Nanoseconds since the Unix epoch.
-    pub time: i128,
+    /// When the event happened (the writer turns it into text).
+    pub time: SystemTime,
     /// The logging thread's name (interned once per thread).
     pub thread: &'static str,
-    /// The message text.
-    pub message: String,
-    /// The event's other fields, as `name=value` text in `field_text`.
-    pub fields: Vec<(&'static str, Range<usize>)>,
-    /// The rendered values of `fields`.
-    pub field_text: String,
-    /// Fields of the enclosing spans (logback's MDC), innermost last.
-    pub mdc: Vec<(&'static str, Range<usize>)>,
-    /// The rendered values of `mdc`.
-    pub mdc_text: String,
+    /// The message, the text of text fields and of span fields, back to back.
+    pub text: Text,
+    /// Where the message is in `text`.
+    pub message: Range<u32>,
+    /// The event's other fields.
+    pub fields: SmallVec<[(&'static str, Value); INLINE_FIELDS]>,
+    /// Fields of the enclosing spans (logback's MDC), innermost last: name and range of `text`.
+    pub mdc: Vec<(&'static str, Range<u32>)>,
     /// An error recorded on the event (a field named `error`, or any `dyn Error`), with
     /// its chain of causes, one per line.
     pub exception: String,
     /// Source file and line, when the appender asks for caller data.
     pub caller: Option<(&'static str, u32)>,
-    /// For a request-log line: the whole line, already formatted.
+    /// For a request-log line: the message is the whole line, already formatted.
     pub preformatted: bool,
 }
 
@@ -47,13 +237,12 @@ impl Default for Record {
         Record {
             level: Level::INFO,
             target: "",
-            time: 0,
+            time: UNIX_EPOCH,
             thread: "",
-            message: String::new(),
-            fields: Vec::new(),
-            field_text: String::new(),
+            text: Text::default(),
+            message: 0..0,
+            fields: SmallVec::new(),
             mdc: Vec::new(),
-            mdc_text: String::new(),
             exception: String::new(),
             caller: None,
             preformatted: false,
@@ -96,32 +285,37 @@ pub fn intern(name: &str) -> &'static str {
     leaked
 }
 
-/// The current time in nanoseconds since the Unix epoch.
-pub fn now() -> i128 {
-    match SystemTime::now().duration_since(UNIX_EPOCH) {
+/// Nanoseconds since the Unix epoch of `time` (negative before it).
+pub fn unix_nanos(time: SystemTime) -> i128 {
+    match time.duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_nanos() as i128,
         Err(e) => -(e.duration().as_nanos() as i128),
     }
 }
 
+/// The current time in nanoseconds since the Unix epoch.
+pub fn now() -> i128 {
+    unix_nanos(SystemTime::now())
+}
+
+fn range(start: usize, end: usize) -> Range<u32> {
+    // A record's text past 4 GiB is not a case worth a wider index: saturate.
+    let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    clamp(start)..clamp(end)
+}
+
 impl Record {
-    /// An empty record with room for a typical event.
+    /// An empty record; it has room for a typical event inline.
     pub fn with_capacity() -> Record {
-        Record {
-            message: String::with_capacity(128),
-            fields: Vec::with_capacity(8),
-            field_text: String::with_capacity(128),
-            ..Record::default()
-        }
+        Record::default()
     }
 
     /// Empties the record for reuse, keeping its buffers' capacity.
     pub fn clear(&mut self) {
-        self.message.clear();
+        self.text.clear();
+        self.message = 0..0;
         self.fields.clear();
-        self.field_text.clear();
         self.mdc.clear();
-        self.mdc_text.clear();
         self.exception.clear();
         self.caller = None;
         self.preformatted = false;
@@ -129,8 +323,49 @@ impl Record {
 
     /// Fills in the time and the current thread's name.
     pub fn stamp(&mut self) {
-        self.time = now();
+        self.time = SystemTime::now();
         self.thread = THREAD_NAME.with(|n| *n);
+    }
+
+    /// Nanoseconds since the Unix epoch.
+    pub fn unix_nanos(&self) -> i128 {
+        unix_nanos(self.time)
+    }
+
+    /// Whole seconds since the Unix epoch (floored) and the nanoseconds past them.
+    pub fn unix_time(&self) -> (i64, u32) {
+        match self.time.duration_since(UNIX_EPOCH) {
+            Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
+            Err(e) => {
+                let d = e.duration();
+                match d.subsec_nanos() {
+                    0 => (-(d.as_secs() as i64), 0),
+                    n => (-(d.as_secs() as i64) - 1, 1_000_000_000 - n),
+                }
+            }
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        self.slice(&self.message)
+    }
+
+    /// Writes the message with `write` (a request-log line, say), replacing any earlier one.
+    pub fn set_message(&mut self, write: impl FnOnce(&mut Text)) {
+        let start = self.text.len();
+        write(&mut self.text);
+        self.message = range(start, self.text.len());
+    }
+
+    fn slice(&self, r: &Range<u32>) -> &str {
+        self.text.get(r.start as usize, r.end as usize)
+    }
+
+    /// A range of `text`, already checked as UTF-8 (slicing a checked `&str` is cheaper
+    /// than checking each slice).
+    fn slice_of<'a>(text: &'a str, r: &Range<u32>) -> &'a str {
+        text.get(r.start as usize..r.end as usize).unwrap_or("")
     }
 
     /// Copies `other` into this record, reusing this record's buffers.
@@ -140,20 +375,36 @@ impl Record {
         self.target = other.target;
         self.time = other.time;
         self.thread = other.thread;
-        self.message.push_str(&other.message);
-        self.fields.extend(other.fields.iter().cloned());
-        self.field_text.push_str(&other.field_text);
+        self.text.push_str(other.text.as_str());
+        self.message = other.message.clone();
+        self.fields.extend(other.fields.iter().copied());
         self.mdc.extend(other.mdc.iter().cloned());
-        self.mdc_text.push_str(&other.mdc_text);
         self.exception.push_str(&other.exception);
         self.caller = other.caller;
         self.preformatted = other.preformatted;
     }
 
-    /// The value of event field `i`.
-    pub fn field(&self, i: usize) -> (&'static str, &str) {
-        let (name, range) = &self.fields[i];
-        (name, &self.field_text[range.clone()])
+    /// The event's fields, in the order they were recorded.
+    pub fn fields(&self) -> impl Iterator<Item = (&'static str, FieldValue<'_>)> + '_ {
+        let text = if self
+            .fields
+            .iter()
+            .any(|(_, v)| matches!(v, Value::Text(..)))
+        {
+            self.text.as_str()
+        } else {
+            ""
+        };
+        self.fields.iter().map(move |(name, value)| {
+            let value = match *value {
+                Value::Text(start, end) => FieldValue::Str(Self::slice_of(text, &(start..end))),
+                Value::U64(v) => FieldValue::U64(v),
+                Value::I64(v) => FieldValue::I64(v),
+                Value::F64(v) => FieldValue::F64(v),
+                Value::Bool(v) => FieldValue::Bool(v),
+            };
+            (*name, value)
+        })
     }
 
     /// The MDC value for `key`, innermost span first.
@@ -162,14 +413,27 @@ impl Record {
             .iter()
             .rev()
             .find(|(k, _)| *k == key)
-            .map(|(_, r)| &self.mdc_text[r.clone()])
+            .map(|(_, r)| self.slice(r))
     }
 
     /// The MDC entries as (key, value).
     pub fn mdc_entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        self.mdc
-            .iter()
-            .map(|(k, r)| (*k, &self.mdc_text[r.clone()]))
+        self.mdc.iter().map(|(k, r)| (*k, self.slice(r)))
+    }
+
+    /// Appends a text field.
+    pub fn push_str_field(&mut self, name: &'static str, value: &str) {
+        let start = self.text.len();
+        self.text.push_str(value);
+        let r = range(start, self.text.len());
+        self.fields.push((name, Value::Text(r.start, r.end)));
+    }
+
+    /// Appends an MDC entry.
+    pub fn push_mdc(&mut self, key: &'static str, value: &str) {
+        let start = self.text.len();
+        self.text.push_str(value);
+        self.mdc.push((key, range(start, self.text.len())));
     }
 }
 
@@ -180,60 +444,60 @@ pub struct FieldVisitor<'a> {
 }
 
 impl FieldVisitor<'_> {
-    /// Runs `write` on the buffer `field` belongs in.
+    fn push_value(&mut self, field: &Field, value: Value) {
+        match field.name() {
+            // `log` records' metadata, which tracing-log adds as fields: not part of the line.
+            name if name.starts_with("log.") => {}
+            name => self.record.fields.push((name, value)),
+        }
+    }
+
+    /// Runs `write` on the text buffer for `field`.
     #[inline]
-    fn push_with(&mut self, field: &Field, write: impl FnOnce(&mut String)) {
+    fn push_text(&mut self, field: &Field, write: impl FnOnce(&mut Text)) {
         let name = field.name();
+        let text = &mut self.record.text;
+        let start = text.len();
         if name == "message" {
-            write(&mut self.record.message);
+            write(text);
+            self.record.message = range(start, text.len());
         } else if let Some(log_field) = name.strip_prefix("log.") {
             // Fields tracing-log adds for `log` records: the target replaces ours; the
             // module path, file and line are not part of the message.
             if log_field == "target" {
-                let mut target = String::new();
-                write(&mut target);
-                self.record.target = intern(&target);
+                write(text);
+                self.record.target = intern(text.get(start, text.len()));
+                text.truncate(start);
             }
         } else {
-            let start = self.record.field_text.len();
-            write(&mut self.record.field_text);
-            self.record
-                .fields
-                .push((name, start..self.record.field_text.len()));
+            write(text);
+            let r = range(start, text.len());
+            self.record.fields.push((name, Value::Text(r.start, r.end)));
         }
-    }
-
-    fn push(&mut self, field: &Field, value: fmt::Arguments<'_>) {
-        self.push_with(field, |buf| {
-            let _ = buf.write_fmt(value);
-        });
     }
 }
 
 impl Visit for FieldVisitor<'_> {
-    // Strings, integers and booleans skip the formatting machinery: they are the common
-    // fields, and this runs on the request thread.
+    // Numbers and booleans are kept raw (the writer prints them); strings are copied; only
+    // `Debug` values go through the formatting machinery on the request thread.
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.push_with(field, |buf| buf.push_str(value));
+        self.push_text(field, |buf| buf.push_str(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.push_with(field, |buf| buf.push_str(itoa::Buffer::new().format(value)));
+        self.push_value(field, Value::U64(value));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.push_with(field, |buf| buf.push_str(itoa::Buffer::new().format(value)));
+        self.push_value(field, Value::I64(value));
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        // ryu's shortest round-trip form, several times faster than `Display`.
-        self.push_with(field, |buf| buf.push_str(ryu::Buffer::new().format(value)));
+        self.push_value(field, Value::F64(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.push_with(field, |buf| {
-            buf.push_str(if value { "true" } else { "false" })
-        });
+        self.push_value(field, Value::Bool(value));
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
@@ -244,11 +508,15 @@ impl Visit for FieldVisitor<'_> {
             let _ = write!(exception, "\nCaused by: {cause}");
             source = cause.source();
         }
-        self.push(field, format_args!("{value}"));
+        self.push_text(field, |buf| {
+            let _ = write!(buf, "{value}");
+        });
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.push(field, format_args!("{value:?}"));
+        self.push_text(field, |buf| {
+            let _ = write!(buf, "{value:?}");
+        });
     }
 }
 

@@ -11,11 +11,11 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use bytes::Buf;
 use ferrowizard_logging::appender::Appender;
-use ferrowizard_logging::record::now;
+use ferrowizard_logging::record::{Text, unix_nanos};
 use http::{HeaderMap, Request, Response};
 use http_body::{Body, Frame, SizeHint};
 use jiff::tz::TimeZone;
@@ -93,34 +93,18 @@ impl RequestLog {
 
     fn write(&self, entry: &Entry, status: u16, bytes: u64) {
         let elapsed = entry.started.elapsed().as_millis();
-        let mut first: Option<Box<ferrowizard_logging::record::Record>> = None;
         for appender in &self.appenders {
-            let mut record = appender.record();
-            match &first {
-                None => {
-                    record.preformatted = true;
-                    record.level = tracing::Level::INFO;
-                    record.time = entry.time;
-                    match self.format {
-                        Format::Combined => combined(
-                            &mut record.message,
-                            entry,
-                            status,
-                            bytes,
-                            elapsed,
-                            &self.zone,
-                        ),
-                        Format::Json => json(&mut record.message, entry, status, bytes, elapsed),
-                    }
-                }
-                Some(r) => record.copy_from(r),
-            }
-            if first.is_none() && self.appenders.len() > 1 {
-                let mut copy = appender.record();
-                copy.copy_from(&record);
-                first = Some(copy);
-            }
-            appender.submit(record);
+            // Formatted into the record in its queue slot (once per appender: a request
+            // log rarely has more than one).
+            appender.log(&tracing::Level::INFO, |record| {
+                record.preformatted = true;
+                record.level = tracing::Level::INFO;
+                record.time = entry.time;
+                record.set_message(|line| match self.format {
+                    Format::Combined => combined(line, entry, status, bytes, elapsed, &self.zone),
+                    Format::Json => json(line, entry, status, bytes, elapsed),
+                });
+            });
         }
     }
 }
@@ -157,7 +141,7 @@ fn lossless_by_default(f: &mut ferrowizard_logging::AppenderFactory) {
 /// What the line needs from the request, taken before the handler runs.
 struct Entry {
     started: Instant,
-    time: i128,
+    time: SystemTime,
     client: Option<SocketAddr>,
     method: http::Method,
     uri: http::Uri,
@@ -190,7 +174,7 @@ thread_local! {
     static STAMP: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
 }
 
-fn write_stamp(out: &mut String, nanos: i128, zone: &TimeZone) {
+fn write_stamp(out: &mut Text, nanos: i128, zone: &TimeZone) {
     use std::fmt::Write;
     let second = nanos.div_euclid(1_000_000_000) as i64;
     STAMP.with(|cell| {
@@ -221,7 +205,7 @@ fn write_stamp(out: &mut String, nanos: i128, zone: &TimeZone) {
 }
 
 /// `%h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D`.
-fn combined(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128, zone: &TimeZone) {
+fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, zone: &TimeZone) {
     use std::fmt::Write;
     match e.client {
         Some(addr) => {
@@ -230,7 +214,7 @@ fn combined(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128,
         None => out.push('-'),
     }
     out.push_str(" - - [");
-    write_stamp(out, e.time, zone);
+    write_stamp(out, unix_nanos(e.time), zone);
     out.push_str("] \"");
     out.push_str(e.method.as_str());
     out.push(' ');
@@ -263,9 +247,9 @@ fn combined(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128,
 }
 
 /// DropWizard's access-json fields.
-fn json(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
+fn json(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
     use std::fmt::Write;
-    let quote = |out: &mut String, s: &str| {
+    let quote = |out: &mut Text, s: &str| {
         out.push('"');
         for c in s.chars() {
             match c {
@@ -282,7 +266,7 @@ fn json(out: &mut String, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
     let _ = write!(
         out,
         "{{\"timestamp\":{},\"remoteAddress\":",
-        e.time.div_euclid(1_000_000)
+        unix_nanos(e.time).div_euclid(1_000_000)
     );
     quote(
         out,
@@ -353,7 +337,7 @@ where
         } else {
             Some(Entry {
                 started: Instant::now(),
-                time: now(),
+                time: SystemTime::now(),
                 client: req.extensions().get::<ClientAddr>().map(|c| c.0),
                 method: req.method().clone(),
                 uri: req.uri().clone(),

@@ -8,43 +8,73 @@
 //! WARN/ERROR unless told to (`neverBlock`), and count what is lost. No crate does that,
 //! so here:
 //!
-//! - the request thread takes a recycled [`Record`] from a pool (no allocation once the
-//!   pool is warm), renders the message into it, and sends it on a bounded
-//!   `crossbeam-channel` of `queueSize` slots ([`Appender::submit`]);
-//! - when fewer than `discardingThreshold` slots are free, TRACE/DEBUG/INFO records are
-//!   dropped and counted; WARN and above wait for a slot, unless `neverBlock` drops them too;
-//! - the writer thread ([`worker`]) formats records in batches and writes each batch with
-//!   one call, then returns the records to the pool.
+//! - the queue is a [`ring`] of `queueSize` slots, each owning a [`Record`] for good: the
+//!   request thread claims a slot and captures its event straight into that record
+//!   ([`Appender::log`]), so nothing is allocated, moved or pooled per event;
+//! - the drop policy is decided when claiming, before anything is captured: when fewer than
+//!   `discardingThreshold` slots are free, TRACE/DEBUG/INFO are dropped and counted; WARN and
+//!   above wait for a slot (on a condition variable the writer signals), unless `neverBlock`
+//!   drops them too;
+//! - the writer thread ([`worker`]) formats records in place, in batches, and writes each
+//!   batch with one call; it is woken only when the queue is half full or it sleeps for good,
+//!   never per event.
 //!
 //! Formatting happens on the writer thread: `BENCHMARKS.md` records the comparison
 //! (formatting the whole line on the caller costs the request thread more).
 
+pub(crate) mod ring;
 pub mod stats;
 pub(crate) mod worker;
 
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
+use std::cell::Cell;
 use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Sender, TrySendError, bounded};
-use crossbeam_queue::ArrayQueue;
+use crossbeam_channel::{Sender, bounded, unbounded};
+use crossbeam_utils::CachePadded;
 use tracing::Level;
 
 use crate::layout::Layout;
 use crate::record::Record;
 use crate::sink::Sink;
+use ring::{Claim, Refused, Ring};
 use stats::{AppenderStats, Counters, level_index};
 
-/// What travels from the request threads to the writer.
-pub(crate) enum Msg {
-    Record(Box<Record>),
-    /// Write everything before this, flush the destination, then answer.
-    Flush(Sender<()>),
-    /// Like `Flush`, then stop the writer.
+/// What the writer is asked to do besides writing.
+pub(crate) enum Control {
+    /// Write everything claimed before index `.0`, flush the destination, then answer.
+    Flush(u64, Sender<()>),
+    /// Write everything that reaches the writer, flush, answer, and stop.
     Stop(Sender<()>),
+}
+
+/// Producers waiting for a free slot, and the writer's signal that there is one.
+#[derive(Debug, Default)]
+pub(crate) struct Room {
+    waiting: AtomicUsize,
+    lock: Mutex<()>,
+    freed: Condvar,
+}
+
+impl Room {
+    /// Wakes the producers waiting for a slot, if any (the writer calls this after
+    /// releasing slots).
+    pub(crate) fn notify(&self) {
+        if self.waiting.load(SeqCst) > 0 {
+            let _guard = self.lock.lock();
+            self.freed.notify_all();
+        }
+    }
+}
+
+thread_local! {
+    /// Set while this thread fills a claimed slot: an event logged from inside that (a
+    /// `Debug` impl that logs) must not wait for room, since the writer cannot pass the
+    /// unfinished slot.
+    static FILLING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// How an appender behaves when its queue fills.
@@ -74,12 +104,19 @@ impl QueuePolicy {
         }
     }
 
-    /// Whether an event of level index `level` (0 TRACE .. 4 ERROR) is dropped when
-    /// `depth` slots are taken, before trying to queue it.
+    /// TRACE/DEBUG/INFO are queued only while fewer slots than this are taken: logback's
+    /// "fewer than `discardingThreshold` free" (the whole queue when the threshold is 0).
+    pub fn discarding_limit(&self) -> usize {
+        (self.capacity + 1)
+            .saturating_sub(self.discarding_threshold)
+            .min(self.capacity)
+    }
+
+    /// Whether an event of level index `level` (0 TRACE .. 4 ERROR) is dropped by level when
+    /// `depth` slots are taken.
     #[inline]
     pub fn drops_by_level(&self, level: usize, depth: usize) -> bool {
-        let free = self.capacity.saturating_sub(depth);
-        level <= level_index(&Level::INFO) && free < self.discarding_threshold
+        level <= level_index(&Level::INFO) && depth >= self.discarding_limit()
     }
 
     /// Lossless: every event waits for a slot.
@@ -98,13 +135,16 @@ pub struct Appender {
     threshold: Level,
     include_caller: bool,
     policy: QueuePolicy,
-    tx: Sender<Msg>,
-    pool: Arc<ArrayQueue<Box<Record>>>,
+    /// How many slots TRACE/DEBUG/INFO may find taken and still be queued.
+    discarding_limit: u64,
+    ring: Arc<Ring<Record>>,
     counters: Arc<Counters>,
+    room: Arc<Room>,
     /// The writer thread, woken when the queue is half full or it sleeps for good.
     writer: Thread,
-    sleeping: Arc<AtomicBool>,
-    wake_depth: usize,
+    sleeping: Arc<CachePadded<AtomicBool>>,
+    wake_depth: u64,
+    control: Sender<Control>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -129,20 +169,19 @@ impl Appender {
         sink: Box<dyn Sink>,
     ) -> std::io::Result<Appender> {
         let name = name.into();
-        let (tx, rx) = bounded(policy.capacity);
         // Every record that can be in flight exists from the start, with room for a typical
         // event: the request threads never allocate one.
-        let pool = Arc::new(ArrayQueue::new(policy.capacity + 64));
-        for _ in 0..policy.capacity + 64 {
-            let _ = pool.push(Box::new(Record::with_capacity()));
-        }
+        let (ring, consumer) = Ring::new(policy.capacity, Record::with_capacity);
         let counters = Arc::new(Counters::default());
-        let sleeping = Arc::new(AtomicBool::new(false));
+        let sleeping = Arc::new(CachePadded::new(AtomicBool::new(false)));
+        let room = Arc::new(Room::default());
+        let (control, requests) = unbounded();
         let worker = worker::spawn(
             &name,
-            rx,
-            pool.clone(),
+            consumer,
+            requests,
             counters.clone(),
+            room.clone(),
             sleeping.clone(),
             layout,
             sink,
@@ -150,14 +189,16 @@ impl Appender {
         Ok(Appender {
             writer: worker.thread().clone(),
             sleeping,
-            wake_depth: (policy.capacity / 2).max(1),
+            wake_depth: (ring.capacity() / 2).max(1),
+            discarding_limit: policy.discarding_limit() as u64,
             name,
             threshold,
             include_caller,
             policy,
-            tx,
-            pool,
+            ring,
             counters,
+            room,
+            control,
             worker: Mutex::new(Some(worker)),
         })
     }
@@ -179,80 +220,99 @@ impl Appender {
         self.include_caller
     }
 
-    /// An empty record, recycled when one is free.
+    /// Queues an event of `level`, captured by `fill` into an empty record in its queue
+    /// slot, under the appender's drop policy. Returns whether it was queued; what is
+    /// dropped is counted, and `fill` is not called for it (rendering an event only to
+    /// discard it would waste the request thread's time exactly when the service is
+    /// busiest). Never panics.
     #[inline]
-    pub fn record(&self) -> Box<Record> {
-        match self.pool.pop() {
-            Some(mut r) => {
-                r.clear();
-                r
-            }
-            None => Box::default(),
-        }
-    }
-
-    /// Drops an event of `level` before it is captured if the queue is too full to take it
-    /// (counted as emitted and dropped): rendering an event only to discard it would waste
-    /// the request thread's time exactly when the service is busiest. Returns whether it
-    /// was dropped.
-    #[inline]
-    pub fn drop_early(&self, level: &Level) -> bool {
+    pub fn log(&self, level: &Level, fill: impl FnOnce(&mut Record)) -> bool {
         let level = level_index(level);
-        let depth = self.tx.len();
-        let full = self.policy.never_block && depth >= self.policy.capacity;
-        if full || self.policy.drops_by_level(level, depth) {
-            self.counters.emitted(level);
-            self.counters.dropped(level, 1);
-            return true;
-        }
-        false
-    }
-
-    /// Queues a record under the appender's drop policy. Never panics; what is dropped is
-    /// counted.
-    #[inline]
-    pub fn submit(&self, record: Box<Record>) {
-        let level = level_index(&record.level);
-        self.counters.emitted(level);
-        let depth = self.tx.len();
-        self.counters.depth(depth + 1);
-        if self.policy.drops_by_level(level, depth) {
-            self.drop_record(record, level);
-            return;
-        }
-        let msg = Msg::Record(record);
-        let result = if self.policy.never_block {
-            self.tx.try_send(msg).map_err(|e| match e {
-                TrySendError::Full(m) | TrySendError::Disconnected(m) => m,
-            })
+        let discardable =
+            level <= level_index(&Level::INFO) && self.policy.discarding_threshold > 0;
+        let limit = if discardable {
+            self.discarding_limit
         } else {
-            self.tx.send(msg).map_err(|e| e.0)
+            u64::MAX
         };
-        match result {
-            Err(Msg::Record(r)) => self.drop_record(r, level),
-            _ => {
-                if depth + 1 >= self.wake_depth || self.sleeping.load(SeqCst) {
-                    self.writer.unpark();
+        let mut claim = match self.ring.try_claim(limit) {
+            Ok(claim) => claim,
+            Err(Refused::Full(_)) if !discardable && !self.policy.never_block => {
+                match self.wait_for_room() {
+                    Some(claim) => claim,
+                    None => {
+                        self.counters.dropped(level, 1);
+                        return false;
+                    }
                 }
             }
+            // Full under the policy, or the writer has stopped: counted, never silently lost.
+            Err(_) => {
+                self.counters.dropped(level, 1);
+                return false;
+            }
+        };
+        let depth = claim.depth();
+        FILLING.with(|f| f.set(true));
+        claim.fill(|record| {
+            record.clear();
+            fill(record);
+        });
+        FILLING.with(|f| f.set(false));
+        drop(claim);
+        self.counters.depth(depth as usize);
+        if depth >= self.wake_depth || self.sleeping.load(SeqCst) {
+            self.writer.unpark();
         }
+        true
     }
 
-    fn drop_record(&self, record: Box<Record>, level: usize) {
-        self.counters.dropped(level, 1);
-        let _ = self.pool.push(record);
+    /// Waits for a free slot (lossless appenders, WARN and ERROR). `None` when the writer
+    /// is gone, or when this thread is filling another slot already (see `FILLING`).
+    #[cold]
+    fn wait_for_room(&self) -> Option<Claim<'_, Record>> {
+        if FILLING.with(Cell::get) {
+            return None;
+        }
+        let room = &self.room;
+        room.waiting.fetch_add(1, SeqCst);
+        let mut guard = room.lock.lock().ok();
+        let claim = loop {
+            match self.ring.try_claim(u64::MAX) {
+                Ok(claim) => break Some(claim),
+                Err(Refused::Closed) => break None,
+                Err(Refused::Full(_)) => {}
+            }
+            self.writer.unpark();
+            // The timeout is a safety net: the writer signals after each batch it frees.
+            guard = match guard {
+                Some(g) => room
+                    .freed
+                    .wait_timeout(g, Duration::from_millis(10))
+                    .ok()
+                    .map(|(g, _)| g),
+                None => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    None
+                }
+            };
+        };
+        drop(guard);
+        room.waiting.fetch_sub(1, SeqCst);
+        claim
     }
 
     /// Writes every record queued so far and flushes the destination, waiting at most
     /// `timeout`. Returns whether it finished in time.
     pub fn flush(&self, timeout: Duration) -> bool {
-        self.request(timeout, Msg::Flush)
+        let target = self.ring.tail();
+        self.request(timeout, |ack| Control::Flush(target, ack))
     }
 
     /// Flushes, then stops the writer thread. Records submitted afterwards are dropped
     /// and counted.
     pub fn stop(&self, timeout: Duration) -> bool {
-        let done = self.request(timeout, Msg::Stop);
+        let done = self.request(timeout, Control::Stop);
         if done
             && let Ok(mut w) = self.worker.lock()
             && let Some(handle) = w.take()
@@ -262,11 +322,12 @@ impl Appender {
         done
     }
 
-    fn request(&self, timeout: Duration, msg: fn(Sender<()>) -> Msg) -> bool {
+    fn request(&self, timeout: Duration, control: impl FnOnce(Sender<()>) -> Control) -> bool {
         let deadline = Instant::now() + timeout;
         let (ack_tx, ack_rx) = bounded(1);
-        if self.tx.send_deadline(msg(ack_tx), deadline).is_err() {
-            return false;
+        if self.control.send(control(ack_tx)).is_err() {
+            // The writer is gone: nothing is queued that it could still write.
+            return self.ring.depth() == 0;
         }
         self.writer.unpark();
         ack_rx.recv_deadline(deadline).is_ok()
@@ -277,7 +338,7 @@ impl Appender {
         AppenderStats::read(
             &self.name,
             &self.counters,
-            self.tx.len(),
+            self.ring.depth() as usize,
             self.policy.capacity,
         )
     }
@@ -295,8 +356,10 @@ mod tests {
         assert!(p.drops_by_level(0, 206) && p.drops_by_level(2, 206));
         assert!(!p.drops_by_level(3, 206) && !p.drops_by_level(4, 256));
         assert!(!p.drops_by_level(2, 205));
+        assert_eq!(p.discarding_limit(), 206);
         let lossless = QueuePolicy::new(256, 0, false);
-        assert!(!lossless.drops_by_level(0, 256));
+        assert!(!lossless.drops_by_level(0, 255));
+        assert_eq!(lossless.discarding_limit(), 256);
         assert_eq!(QueuePolicy::new(8, 100, true).discarding_threshold, 8);
     }
 }

@@ -25,28 +25,47 @@ pub(crate) fn level_index(level: &Level) -> usize {
 }
 
 /// The live counters of one appender. Those the request threads bump and those the
-/// writer bumps sit on separate cache lines, so that neither side slows the other.
+/// writer bumps sit on separate cache lines, so that neither side slows the other; an event
+/// that is queued bumps none on the request thread (the writer counts it when it takes it).
 #[derive(Debug, Default)]
 pub struct Counters {
-    emitted: CachePadded<[AtomicU64; 5]>,
+    /// Dropped by the request thread: by the queue policy, or after the writer stopped.
     dropped: CachePadded<[AtomicU64; 5]>,
     high_water: CachePadded<AtomicUsize>,
-    written: CachePadded<[AtomicU64; 5]>,
+    writer: CachePadded<WriterCounters>,
+}
+
+#[derive(Debug, Default)]
+struct WriterCounters {
+    /// Taken from the queue by the writer.
+    taken: [AtomicU64; 5],
+    written: [AtomicU64; 5],
+    /// Taken but lost to a write error.
+    lost: [AtomicU64; 5],
     write_errors: AtomicU64,
 }
 
 impl Counters {
-    pub(crate) fn emitted(&self, level: usize) {
-        self.emitted[level].fetch_add(1, Relaxed);
-    }
-    pub(crate) fn written(&self, level: usize, n: u64) {
-        self.written[level].fetch_add(n, Relaxed);
-    }
     pub(crate) fn dropped(&self, level: usize, n: u64) {
         self.dropped[level].fetch_add(n, Relaxed);
     }
+    pub(crate) fn taken(&self, level: usize, n: u64) {
+        if n > 0 {
+            self.writer.taken[level].fetch_add(n, Relaxed);
+        }
+    }
+    pub(crate) fn written(&self, level: usize, n: u64) {
+        if n > 0 {
+            self.writer.written[level].fetch_add(n, Relaxed);
+        }
+    }
+    pub(crate) fn lost(&self, level: usize, n: u64) {
+        if n > 0 {
+            self.writer.lost[level].fetch_add(n, Relaxed);
+        }
+    }
     pub(crate) fn write_error(&self) {
-        self.write_errors.fetch_add(1, Relaxed);
+        self.writer.write_errors.fetch_add(1, Relaxed);
     }
     pub(crate) fn depth(&self, depth: usize) {
         // A read is nearly free; the read-modify-write only when the mark moves.
@@ -59,7 +78,9 @@ impl Counters {
 /// Per-level figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LevelCounts {
-    /// Events the appender accepted (passed its threshold).
+    /// Events the appender accepted (passed its threshold), once the writer has taken
+    /// them from the queue or the policy dropped them: an event still queued shows in
+    /// [`AppenderStats::queue_depth`] until then.
     pub emitted: u64,
     /// Events written to the destination.
     pub written: u64,
@@ -93,11 +114,15 @@ impl AppenderStats {
     ) -> Self {
         let mut levels = [LevelCounts::default(); 5];
         for (i, l) in levels.iter_mut().enumerate() {
-            // Read written and dropped before emitted: emitted >= written + dropped then
-            // holds in every snapshot, even one taken while events flow.
-            l.written = c.written[i].load(Relaxed);
-            l.dropped = c.dropped[i].load(Relaxed);
-            l.emitted = c.emitted[i].load(Relaxed);
+            // The writer counts taken before written or lost; read in the other order,
+            // emitted >= written + dropped holds in every snapshot, even while events flow.
+            let w = &c.writer;
+            l.written = w.written[i].load(Relaxed);
+            let lost = w.lost[i].load(Relaxed);
+            let taken = w.taken[i].load(Relaxed);
+            let dropped = c.dropped[i].load(Relaxed);
+            l.dropped = dropped + lost;
+            l.emitted = taken + dropped;
         }
         AppenderStats {
             name: name.to_owned(),
@@ -105,7 +130,7 @@ impl AppenderStats {
             queue_depth,
             queue_capacity,
             high_water_mark: c.high_water.load(Relaxed),
-            write_errors: c.write_errors.load(Relaxed),
+            write_errors: c.writer.write_errors.load(Relaxed),
         }
     }
 

@@ -1,16 +1,17 @@
-//! The writer thread: drains the queue, formats, writes in batches.
+//! The writer thread: drains the ring, formats in place, writes in batches.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::SeqCst;
+use crossbeam_channel::{Receiver, Sender};
+use crossbeam_utils::CachePadded;
 
-use crossbeam_channel::{Receiver, Sender, TryRecvError};
-use crossbeam_queue::ArrayQueue;
-
-use super::Msg;
+use super::Control;
+use super::Room;
+use super::ring::Consumer;
 use super::stats::{Counters, level_index};
 use crate::layout::Layout;
 use crate::record::Record;
@@ -27,28 +28,30 @@ const IDLE_NAPS: u32 = 100;
 /// Write errors are reported on stderr at most this often.
 const ERROR_REPORT_INTERVAL: Duration = Duration::from_secs(60);
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn(
     name: &str,
-    rx: Receiver<Msg>,
-    pool: Arc<ArrayQueue<Box<Record>>>,
+    consumer: Consumer<Record>,
+    requests: Receiver<Control>,
     counters: Arc<Counters>,
-    sleeping: Arc<AtomicBool>,
+    room: Arc<Room>,
+    sleeping: Arc<CachePadded<AtomicBool>>,
     layout: Layout,
     sink: Box<dyn Sink>,
 ) -> std::io::Result<JoinHandle<()>> {
     let mut worker = Worker {
         name: name.to_owned(),
-        rx,
-        pool,
+        consumer,
+        requests,
         counters,
+        room,
         sleeping,
         layout,
         sink,
         batch: Vec::with_capacity(BATCH_BYTES * 2),
         line_ends: Vec::with_capacity(1024),
         levels: [0; 5],
-        acks: Vec::new(),
-        stop: false,
+        flushes: Vec::new(),
         last_report: None,
         unreported: 0,
     };
@@ -59,112 +62,156 @@ pub(crate) fn spawn(
 
 struct Worker {
     name: String,
-    rx: Receiver<Msg>,
-    pool: Arc<ArrayQueue<Box<Record>>>,
+    consumer: Consumer<Record>,
+    requests: Receiver<Control>,
     counters: Arc<Counters>,
+    room: Arc<Room>,
     /// Set while the writer sleeps until woken (rather than napping).
-    sleeping: Arc<AtomicBool>,
+    sleeping: Arc<CachePadded<AtomicBool>>,
     layout: Layout,
     sink: Box<dyn Sink>,
     batch: Vec<u8>,
     line_ends: Vec<usize>,
     /// Lines in the batch, per level.
     levels: [u64; 5],
-    acks: Vec<Sender<()>>,
-    stop: bool,
+    /// Flushes asked for: the index to write up to, and whom to answer.
+    flushes: Vec<(u64, Sender<()>)>,
     last_report: Option<Instant>,
     /// Lines lost to write errors since the last report.
     unreported: u64,
 }
 
 impl Worker {
-    /// Writes batches until told to stop or every sender is gone.
+    /// Writes batches until told to stop or the appender is gone.
     ///
-    /// The writer does not block on the channel: a sender that finds the receiver blocked
-    /// must wake it with a system call, and under load that would be paid on every few
-    /// events by a request thread. Instead the writer naps (1 ms) when the queue is empty,
-    /// and request threads wake it only when the queue is half full, when it is asleep for
+    /// The writer does not block waiting for records: a producer that found it blocked
+    /// would have to wake it with a system call, and under load that would be paid every
+    /// few events by a request thread. Instead the writer naps (1 ms) when the queue is
+    /// empty, and producers wake it only when the queue is half full, when it is asleep for
     /// good (after 100 ms idle), or to flush.
     fn run(&mut self) {
         let mut naps = 0;
-        loop {
-            match self.rx.try_recv() {
-                Ok(msg) => {
-                    naps = 0;
-                    self.take(msg);
-                    self.drain_batch();
-                    if self.stop {
-                        break;
-                    }
+        let stop = loop {
+            let wrote = self.drain();
+            match self.requests.try_recv() {
+                Ok(Control::Flush(target, ack)) => self.flushes.push((target, ack)),
+                Ok(Control::Stop(ack)) => break Some(ack),
+                // The appender is gone.
+                Err(crossbeam_channel::TryRecvError::Disconnected) => break None,
+                Err(crossbeam_channel::TryRecvError::Empty) => {}
+            }
+            self.answer_flushes();
+            if wrote {
+                naps = 0;
+            } else if !self.flushes.is_empty() {
+                // A producer is still filling a slot a flush waits for.
+                std::thread::yield_now();
+            } else if naps < IDLE_NAPS {
+                naps += 1;
+                std::thread::park_timeout(NAP);
+            } else {
+                // SeqCst, with the producers' claim and load of `sleeping`: either a
+                // producer sees the flag and wakes us, or we see its claim here.
+                self.sleeping.store(true, SeqCst);
+                if self.consumer.ring().tail() == self.consumer.position()
+                    && self.requests.is_empty()
+                {
+                    std::thread::park();
                 }
-                Err(TryRecvError::Disconnected) => break,
-                Err(TryRecvError::Empty) if naps < IDLE_NAPS => {
-                    naps += 1;
-                    std::thread::park_timeout(NAP);
-                }
-                Err(TryRecvError::Empty) => {
-                    self.sleeping.store(true, SeqCst);
-                    if self.rx.is_empty() {
-                        std::thread::park();
-                    }
-                    self.sleeping.store(false, SeqCst);
-                    naps = 0;
-                }
+                self.sleeping.store(false, SeqCst);
+                naps = 0;
+            }
+        };
+        // Stopping: claims from now on are counted as dropped by their producers; every
+        // claim before that is written, so that nothing accepted is lost.
+        let last = self.consumer.close();
+        while self.consumer.position() < last {
+            if !self.drain() {
+                std::thread::yield_now();
             }
         }
-        // The queue is closed or we were told to stop: whatever is still queued is
-        // written too, so that nothing accepted is lost.
-        while let Ok(msg) = self.rx.try_recv() {
-            self.take(msg);
+        self.write_batch();
+        self.flush_sink();
+        for (_, ack) in self.flushes.drain(..) {
+            let _ = ack.send(());
+        }
+        if let Some(ack) = stop {
+            let _ = ack.send(());
+        }
+        // Producers waiting for room see the ring closed.
+        self.room.notify();
+    }
+
+    /// Formats what is queued into batches and writes them. Returns whether there was any.
+    fn drain(&mut self) -> bool {
+        let mut any = false;
+        loop {
+            let Worker {
+                consumer,
+                layout,
+                batch,
+                line_ends,
+                levels,
+                ..
+            } = self;
+            let took = consumer.pop(|record| {
+                layout.format(record, batch);
+                line_ends.push(batch.len());
+                levels[level_index(&record.level)] += 1;
+            });
+            if took.is_none() {
+                break;
+            }
+            any = true;
             if self.batch.len() >= BATCH_BYTES {
+                self.release();
                 self.write_batch();
             }
         }
-        self.write_batch();
-        let _ = self.sink.flush();
-        for ack in self.acks.drain(..) {
-            let _ = ack.send(());
+        if any {
+            self.release();
+            self.write_batch();
         }
+        any
     }
 
-    /// Takes what is queued (up to a batch), writes it, and answers flushes.
-    fn drain_batch(&mut self) {
-        while self.batch.len() < BATCH_BYTES && self.acks.is_empty() {
-            match self.rx.try_recv() {
-                Ok(msg) => self.take(msg),
-                Err(_) => break,
-            }
+    /// Frees the slots read so far and wakes producers waiting for one.
+    fn release(&mut self) {
+        self.consumer.release();
+        self.room.notify();
+    }
+
+    /// Answers the flushes whose records are all written.
+    fn answer_flushes(&mut self) {
+        let position = self.consumer.position();
+        if !self.flushes.iter().any(|(target, _)| *target <= position) {
+            return;
         }
         self.write_batch();
-        if !self.acks.is_empty() {
-            if let Err(e) = self.sink.flush() {
-                self.report(&e, 0);
-            }
-            for ack in self.acks.drain(..) {
+        self.flush_sink();
+        self.flushes.retain(|(target, ack)| {
+            let done = *target <= position;
+            if done {
                 let _ = ack.send(());
             }
-        }
+            !done
+        });
     }
 
-    fn take(&mut self, msg: Msg) {
-        match msg {
-            Msg::Record(record) => {
-                self.layout.format(&record, &mut self.batch);
-                self.line_ends.push(self.batch.len());
-                self.levels[level_index(&record.level)] += 1;
-                let _ = self.pool.push(record);
-            }
-            Msg::Flush(ack) => self.acks.push(ack),
-            Msg::Stop(ack) => {
-                self.acks.push(ack);
-                self.stop = true;
-            }
+    fn flush_sink(&mut self) {
+        if let Err(e) = self.sink.flush() {
+            self.report(&e, 0);
         }
     }
 
     fn write_batch(&mut self) {
         if self.line_ends.is_empty() {
             return;
+        }
+        // Taken before written or lost, so that a snapshot never shows more written and
+        // dropped than emitted.
+        for (level, n) in self.levels.iter().enumerate() {
+            self.counters.taken(level, *n);
         }
         match self.sink.write(&self.batch, &self.line_ends) {
             Ok(()) => {
@@ -175,7 +222,7 @@ impl Worker {
             Err(e) => {
                 self.counters.write_error();
                 for (level, n) in self.levels.iter().enumerate() {
-                    self.counters.dropped(level, *n);
+                    self.counters.lost(level, *n);
                 }
                 self.report(&e, self.line_ends.len() as u64);
             }

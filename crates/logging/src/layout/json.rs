@@ -7,7 +7,7 @@ use jiff::tz::TimeZone;
 
 use super::time::DateFormat;
 use crate::config::{JsonField, JsonLayoutFactory};
-use crate::record::Record;
+use crate::record::{FieldValue, Record};
 
 /// A compiled JSON layout.
 #[derive(Clone, Debug)]
@@ -73,11 +73,12 @@ impl JsonLayout {
                     match &mut self.timestamp {
                         Some(f) => {
                             out.push(b'"');
-                            f.write(record.time, out);
+                            let (second, nanos) = record.unix_time();
+                            f.write_parts(second, nanos, out);
                             out.push(b'"');
                         }
                         None => {
-                            let _ = write!(out, "{}", record.time.div_euclid(1_000_000));
+                            let _ = write!(out, "{}", record.unix_nanos().div_euclid(1_000_000));
                         }
                     }
                 }
@@ -95,7 +96,7 @@ impl JsonLayout {
                 }
                 JsonField::Message => {
                     self.key(out, &mut first, "message");
-                    escape(&record.message, out);
+                    escape(record.message(), out);
                 }
                 JsonField::Exception if !record.exception.is_empty() => {
                     self.key(out, &mut first, "exception");
@@ -112,13 +113,14 @@ impl JsonLayout {
                 }
                 JsonField::Mdc => {
                     // Event fields and span fields are both this line's context.
-                    let entries = (0..record.fields.len())
-                        .map(|i| record.field(i))
-                        .chain(record.mdc_entries());
+                    // Numbers and booleans stay JSON numbers and booleans.
+                    let entries = record
+                        .fields()
+                        .chain(record.mdc_entries().map(|(k, v)| (k, FieldValue::Str(v))));
                     if self.flatten_mdc {
                         for (k, v) in entries {
                             self.key(out, &mut first, k);
-                            escape(v, out);
+                            value(v, out);
                         }
                     } else if !record.fields.is_empty() || !record.mdc.is_empty() {
                         self.key(out, &mut first, "mdc");
@@ -129,7 +131,7 @@ impl JsonLayout {
                             }
                             escape(k, out);
                             out.push(b':');
-                            escape(v, out);
+                            value(v, out);
                         }
                         out.push(b'}');
                     }
@@ -144,6 +146,19 @@ impl JsonLayout {
         if self.line_separator {
             out.push(b'\n');
         }
+    }
+}
+
+/// Writes a field's value: text as a JSON string, finite numbers and booleans as they are.
+fn value(v: FieldValue<'_>, out: &mut Vec<u8>) {
+    match v {
+        FieldValue::Str(s) => escape(s, out),
+        FieldValue::F64(f) if !f.is_finite() => {
+            out.push(b'"');
+            v.write(out);
+            out.push(b'"');
+        }
+        _ => v.write(out),
     }
 }
 

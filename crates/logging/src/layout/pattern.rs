@@ -262,7 +262,10 @@ fn write_conversion(
 ) {
     match conversion {
         Conversion::Level => out.extend_from_slice(record.level.as_str().as_bytes()),
-        Conversion::Date(format) => format.write(record.time, out),
+        Conversion::Date(format) => {
+            let (second, nanos) = record.unix_time();
+            format.write_parts(second, nanos, out)
+        }
         Conversion::Logger(None) => out.extend_from_slice(record.target.as_bytes()),
         Conversion::Logger(Some(n)) => abbreviate(record.target, *n, out),
         Conversion::Message => write_message(record, out),
@@ -306,15 +309,14 @@ fn write_conversion(
 /// `%m`: the message, then the event's fields as ` name=value`.
 pub(crate) fn write_message(record: &Record, out: &mut Vec<u8>) {
     let start = out.len();
-    out.extend_from_slice(record.message.as_bytes());
-    for i in 0..record.fields.len() {
-        let (name, value) = record.field(i);
+    out.extend_from_slice(record.message().as_bytes());
+    for (name, value) in record.fields() {
         if out.len() > start {
             out.push(b' ');
         }
         out.extend_from_slice(name.as_bytes());
         out.push(b'=');
-        out.extend_from_slice(value.as_bytes());
+        value.write(out);
     }
 }
 
@@ -370,15 +372,14 @@ mod tests {
         let mut r = Record {
             level: Level::INFO,
             target: "realtime::quotes::feed",
-            time: 1_392_044_642_619_000_000,
+            time: std::time::UNIX_EPOCH
+                + std::time::Duration::from_nanos(1_392_044_642_619_000_000),
             thread: "tokio-runtime-worker",
-            message: "quote updated".into(),
             ..Record::default()
         };
-        r.field_text.push_str("ACME");
-        r.fields.push(("symbol", 0..4));
-        r.mdc_text.push_str("abc123");
-        r.mdc.push(("requestId", 0..6));
+        r.set_message(|m| m.push_str("quote updated"));
+        r.push_str_field("symbol", "ACME");
+        r.push_mdc("requestId", "abc123");
         r
     }
 

@@ -34,8 +34,10 @@ pub struct DateFormat {
     items: Vec<Item>,
     tz: TimeZone,
     cached_second: i64,
-    /// The second's rendering, with a `\0` where each milliseconds field goes.
+    /// The second's rendering, without its milliseconds.
     cached: String,
+    /// Where in `cached` each milliseconds field goes, and its width.
+    millis_at: Vec<(usize, usize)>,
 }
 
 /// logback's ISO8601 (note the comma before the milliseconds).
@@ -93,35 +95,37 @@ impl DateFormat {
             tz,
             cached_second: i64::MIN,
             cached: String::new(),
+            millis_at: Vec::new(),
         })
     }
 
     /// Writes the time `nanos` (since the epoch) to `out`.
     pub fn write(&mut self, nanos: i128, out: &mut Vec<u8>) {
         let second = nanos.div_euclid(1_000_000_000) as i64;
-        let millis = (nanos.rem_euclid(1_000_000_000) / 1_000_000) as u32;
+        let subsec = nanos.rem_euclid(1_000_000_000) as u32;
+        self.write_parts(second, subsec, out);
+    }
+
+    /// Writes the time `second` (since the epoch) plus `subsec_nanos` to `out`.
+    pub fn write_parts(&mut self, second: i64, subsec_nanos: u32, out: &mut Vec<u8>) {
         if second != self.cached_second {
             self.render_second(second);
         }
-        for (i, part) in self.cached.split('\0').enumerate() {
-            if i > 0 {
-                let width = self.millis_widths().nth(i - 1).unwrap_or(3);
-                write_millis(out, millis, width);
-            }
-            out.extend_from_slice(part.as_bytes());
+        let millis = subsec_nanos / 1_000_000;
+        let cached = self.cached.as_bytes();
+        let mut done = 0;
+        for &(at, width) in &self.millis_at {
+            out.extend_from_slice(&cached[done..at]);
+            write_millis(out, millis, width);
+            done = at;
         }
-    }
-
-    fn millis_widths(&self) -> impl Iterator<Item = usize> + '_ {
-        self.items.iter().filter_map(|i| match i {
-            Item::Millis(w) => Some(*w),
-            _ => None,
-        })
+        out.extend_from_slice(&cached[done..]);
     }
 
     fn render_second(&mut self, second: i64) {
         self.cached_second = second;
         self.cached.clear();
+        self.millis_at.clear();
         let Ok(ts) = jiff::Timestamp::from_second(second) else {
             return;
         };
@@ -141,7 +145,10 @@ impl DateFormat {
                 Item::Hour12 => write!(out, "{:02}", (zoned.hour() + 11) % 12 + 1),
                 Item::Minute => write!(out, "{:02}", zoned.minute()),
                 Item::Second => write!(out, "{:02}", zoned.second()),
-                Item::Millis(_) => out.write_char('\0'),
+                Item::Millis(width) => {
+                    self.millis_at.push((out.len(), *width));
+                    Ok(())
+                }
                 Item::AmPm => out.write_str(if zoned.hour() < 12 { "AM" } else { "PM" }),
                 Item::DayName(n) => {
                     let name = DAYS[zoned.weekday().to_monday_zero_offset() as usize];

@@ -234,8 +234,8 @@ impl SyslogHeader {
             _ => 7,
         };
         let pri = self.facility as u32 * 8 + severity;
-        let ts =
-            jiff::Timestamp::from_nanosecond(record.time).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let ts = jiff::Timestamp::from_nanosecond(record.unix_nanos())
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let _ = write!(
             out,
             "<{pri}>1 {} {} {} {} - - ",
