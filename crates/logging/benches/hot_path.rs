@@ -147,6 +147,30 @@ fn accepted(c: &mut Criterion) {
     group.bench_function("empty", |b| b.iter_custom(|n| paced(n, || ())));
     let factory = file_factory(dir.path(), "paced.log", false);
     bench_pipeline(&mut group, "ferrowizard", &factory, Pace::Paced);
+
+    // The same pipeline installed as the process's subscriber, as a service runs it
+    // (`Logging::install`): tracing then skips its thread-local lookup of a scoped
+    // dispatcher. It stays installed for the rest of this process, which every other
+    // function overrides with its own scoped one.
+    let (logging, subscriber) = file_factory(dir.path(), "global.log", false)
+        .build("bench")
+        .expect("build");
+    if tracing::subscriber::set_global_default(subscriber).is_ok() {
+        let mut i = 0u64;
+        group.bench_function("ferrowizard_global", |b| {
+            b.iter_custom(|n| {
+                paced(n, || {
+                    i += 1;
+                    event(black_box(i))
+                })
+            })
+        });
+        let t = logging.stats()[0].total();
+        eprintln!(
+            "ferrowizard_global: {} events, {} written, {} dropped",
+            t.emitted, t.written, t.dropped
+        );
+    }
     let path = dir.path().join("tracing-paced.log");
     bench_tracing_fmt(&mut group, "tracing_fmt_nonblocking", &path, Pace::Paced);
     group.finish();
