@@ -83,14 +83,36 @@ ferrowizard_config::section! {
 }
 
 /// An assertion's outcome, as printed and written to results.json.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Outcome {
     /// Gatling's sentence, e.g. `Global: max of response time is less than 1000.0`.
     pub description: String,
     /// Whether it held.
     pub passed: bool,
-    /// The measured value (for forAll, the worst name's).
+    /// The measured value (for forAll, the worst name's); null when there was nothing to
+    /// measure (NaN in memory, which JSON cannot carry).
+    #[serde(with = "nan_as_null")]
+    #[schemars(with = "Option<f64>")]
     pub actual: f64,
+}
+
+/// NaN as JSON's null and back: serde_json writes a NaN as null but will not read null into
+/// an `f64`, so without this a results.json with an unmeasured assertion would not load.
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_nan() {
+            s.serialize_none()
+        } else {
+            s.serialize_some(v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
 }
 
 fn stat_name(stat: Stat) -> &'static str {

@@ -87,7 +87,7 @@ pub fn block(run: &Run, stats: &Stats, elapsed: Duration) -> String {
 }
 
 fn errors(out: &mut String, stats: &Stats) {
-    let total: u64 = stats.errors.values().sum();
+    let total = stats.errors.total();
     let mut sorted: Vec<(&String, &u64)> = stats.errors.iter().collect();
     sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     for (message, n) in sorted {

@@ -16,7 +16,11 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::time::Instant;
 
-use crate::scenario::{FeedStrategy, Request, Scenario, Shape, Simulation, Step};
+use crate::checks::{check, needs_json};
+use crate::feeder::Feeders;
+use crate::scenario::{Request, Scenario, Simulation, Step};
+use crate::schedule::{Event, Plan};
+use crate::session::{Session, interpolate, save};
 use crate::stats::Stats;
 
 /// Users of one scenario, for the console's progress bar.
@@ -47,7 +51,8 @@ pub struct Run {
     keep_alive: bool,
     connect_timeout: Duration,
     timeout: Duration,
-    feeders: std::collections::HashMap<String, Feeder>,
+    read_buffer: usize,
+    feeders: Feeders,
     limiter: Option<Limiter>,
 }
 
@@ -138,7 +143,12 @@ impl Run {
         };
         let error = match result {
             Ok((status, headers, body)) => {
-                check(r, status, &headers, &body, session).or_else(|| save(r, &body, session).err())
+                // Parsed once for the JSON check and `save` both.
+                let json = needs_json(r)
+                    .then(|| serde_json::from_slice::<serde_json::Value>(&body).ok())
+                    .flatten();
+                check(r, status, &headers, &body, json.as_ref(), session)
+                    .or_else(|| save(r, json.as_ref(), session).err())
             }
             Err(e) => Some(e),
         };
@@ -164,10 +174,10 @@ impl Run {
             }
         };
         let _ = stream.set_nodelay(true);
-        // A modest fixed read buffer: 10,000 users are 10,000 connections, and hyper's default
-        // adaptive buffer starts at 8 KiB and grows.
+        // A modest fixed read buffer (`http.readBuffer`): 10,000 users are 10,000
+        // connections, and hyper's default adaptive buffer starts at 8 KiB and grows.
         let (sender, connection) = hyper::client::conn::http1::Builder::new()
-            .read_buf_exact_size(Some(4096))
+            .read_buf_exact_size(Some(self.read_buffer))
             .handshake(TokioIo::new(stream))
             .await
             .map_err(|e| format!("Connection failed: {e}"))?;
@@ -218,7 +228,7 @@ impl Run {
         let response = sender
             .send_request(request)
             .await
-            .map_err(|e| classify_hyper(&e))?;
+            .map_err(|e| classify_hyper(&e, self.read_buffer))?;
         let status = response.status().as_u16();
         let (parts, body) = response.into_parts();
         let body = body
@@ -240,81 +250,20 @@ fn classify_io(e: &std::io::Error) -> String {
     }
 }
 
-fn classify_hyper(e: &hyper::Error) -> String {
+fn classify_hyper(e: &hyper::Error, read_buffer: usize) -> String {
     let text = format!("{e:?}").to_ascii_lowercase();
-    if text.contains("connectionreset") || text.contains("reset by peer") {
+    if e.is_parse_too_large() {
+        format!(
+            "Response head larger than http.readBuffer ({})",
+            ferrowizard_config::Size::bytes(read_buffer as u64)
+        )
+    } else if text.contains("connectionreset") || text.contains("reset by peer") {
         "Connection reset by peer".into()
     } else if e.is_incomplete_message() || e.is_closed() {
         "Connection closed before the response was complete".into()
     } else {
         format!("Request failed: {e}")
     }
-}
-
-/// The checks of a request; `Some(message)` when one fails.
-fn check(
-    r: &Request,
-    status: u16,
-    headers: &http::HeaderMap,
-    body: &Bytes,
-    session: &Session,
-) -> Option<String> {
-    if let Some(h) = &r.header {
-        let found = headers
-            .get_all(h.name.as_str())
-            .iter()
-            .any(|v| v.to_str().is_ok_and(|v| v.contains(h.contains.as_str())));
-        if !found {
-            return Some(format!(
-                "header({}).find.contains({:?}), but it was not found",
-                h.name, h.contains
-            ));
-        }
-    }
-    if let Some(pattern) = &r.body_matches {
-        // Compiled per check: scenarios are validated at load, so this cannot fail there;
-        // the cost is small beside a network round trip.
-        match regex::Regex::new(pattern) {
-            Ok(re) if re.is_match(&String::from_utf8_lossy(body)) => {}
-            Ok(_) => {
-                return Some(format!(
-                    "regex({pattern:?}).find.exists, but it was not found"
-                ));
-            }
-            Err(e) => return Some(format!("regex({pattern:?}): {e}")),
-        }
-    }
-    let status_ok = match &r.status {
-        Some(allowed) => allowed.contains(&status),
-        None => (200..300).contains(&status) || status == 304,
-    };
-    if !status_ok {
-        let expected = match &r.status {
-            Some(allowed) if allowed.len() == 1 => format!("status.find.is({})", allowed[0]),
-            Some(allowed) => format!(
-                "status.find.in({})",
-                allowed
-                    .iter()
-                    .map(u16::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
-            None => "status.find.in(200..299,304)".into(),
-        };
-        return Some(format!("{expected}, but actually found {status}"));
-    }
-    if let Some(needle) = &r.body_contains {
-        let needle = match interpolate(needle, session) {
-            Ok(n) => n,
-            Err(e) => return Some(e),
-        };
-        if !String::from_utf8_lossy(body).contains(needle.as_ref()) {
-            return Some(format!(
-                "body.find.contains({needle:?}), but it was not found"
-            ));
-        }
-    }
-    None
 }
 
 /// A number in [0, 1) for uniform pauses: a per-thread xorshift generator, seeded from the
@@ -405,115 +354,6 @@ impl Limiter {
     }
 }
 
-/// A user's variables: feeder columns and saved values.
-pub type Session = std::collections::HashMap<String, String>;
-
-/// Fills `${name}` from the session; an unknown name is the request's KO.
-fn interpolate<'a>(text: &'a str, session: &Session) -> Result<std::borrow::Cow<'a, str>, String> {
-    if !text.contains("${") {
-        return Ok(std::borrow::Cow::Borrowed(text));
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("${") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| format!("unclosed ${{ in {text:?}"))?;
-        let name = &after[..end];
-        let value = session
-            .get(name)
-            .ok_or_else(|| format!("no session variable ${{{name}}}"))?;
-        out.push_str(value);
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(std::borrow::Cow::Owned(out))
-}
-
-/// Keeps the value `r.save` points at; its absence is the request's KO.
-fn save(r: &Request, body: &Bytes, session: &mut Session) -> Result<(), String> {
-    let Some(s) = &r.save else { return Ok(()) };
-    let json: serde_json::Value = serde_json::from_slice(body)
-        .map_err(|_| format!("jsonPointer({}) needs a JSON body", s.json_pointer))?;
-    let value = json
-        .pointer(&s.json_pointer)
-        .ok_or_else(|| format!("jsonPointer({}) not found", s.json_pointer))?;
-    let text = match value {
-        serde_json::Value::String(v) => v.clone(),
-        other => other.to_string(),
-    };
-    session.insert(s.name.clone(), text);
-    Ok(())
-}
-
-/// A CSV file's records, handed out by its strategy.
-pub struct Feeder {
-    records: Vec<Vec<(String, String)>>,
-    strategy: FeedStrategy,
-    next: AtomicU64,
-}
-
-impl Feeder {
-    /// Reads `path` (a header row, then records).
-    pub fn load(path: &std::path::Path, strategy: FeedStrategy) -> Result<Feeder, String> {
-        let mut reader =
-            csv::Reader::from_path(path).map_err(|e| format!("feeder {}: {e}", path.display()))?;
-        let headers = reader
-            .headers()
-            .map_err(|e| format!("feeder {}: {e}", path.display()))?
-            .clone();
-        let mut records = Vec::new();
-        for (i, row) in reader.records().enumerate() {
-            let row =
-                row.map_err(|e| format!("feeder {} record {}: {e}", path.display(), i + 1))?;
-            records.push(
-                headers
-                    .iter()
-                    .zip(row.iter())
-                    .map(|(h, v)| (h.to_owned(), v.to_owned()))
-                    .collect(),
-            );
-        }
-        if strategy == FeedStrategy::Shuffle {
-            let mut seed = 0x9E37_79B9_7F4A_7C15_u64 ^ records.len() as u64;
-            for i in (1..records.len()).rev() {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                records.swap(i, (seed % (i as u64 + 1)) as usize);
-            }
-        }
-        Ok(Feeder {
-            records,
-            strategy,
-            next: AtomicU64::new(0),
-        })
-    }
-
-    /// The next record, or `None` when a queue (or shuffle) is exhausted.
-    pub fn next(&self) -> Option<&[(String, String)]> {
-        if self.records.is_empty() {
-            return None;
-        }
-        let n = self.next.fetch_add(1, Relaxed);
-        let len = self.records.len() as u64;
-        let i = match self.strategy {
-            FeedStrategy::Queue | FeedStrategy::Shuffle if n >= len => return None,
-            FeedStrategy::Queue | FeedStrategy::Shuffle | FeedStrategy::Circular => n % len,
-            FeedStrategy::Random => {
-                let mut x = n
-                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                    .wrapping_add(0x2545_F491_4F6C_DD1D);
-                x ^= x >> 31;
-                x % len
-            }
-        };
-        self.records.get(i as usize).map(Vec::as_slice)
-    }
-}
-
 /// Runs a user's steps; `due` is when its first request was due.
 /// Returns false when the user must stop (its feeder ran dry).
 fn run_steps<'a>(
@@ -537,7 +377,7 @@ fn run_steps<'a>(
                     }
                 }
             } else if let Some(feed) = &step.feed {
-                match run.feeders.get(&feed.file).and_then(|f| f.next()) {
+                match run.feeders.get(feed).and_then(|f| f.next()) {
                     Some(record) => session.extend(record.iter().cloned()),
                     None => {
                         let now = Instant::now();
@@ -580,97 +420,45 @@ async fn open_user(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, du
     user(run, scenario, users, due, &mut conn).await;
 }
 
-/// Arrival offsets for a rate going from `r1` to `r2` users/s over `d`.
-fn arrivals(r1: f64, r2: f64, d: Duration, randomized: bool, seed: &mut u64) -> Vec<Duration> {
-    let total = (r1 + r2) / 2.0 * d.as_secs_f64();
-    let n = total.floor() as u64;
-    let span = d.as_secs_f64();
-    let at = |k: f64| -> f64 {
-        // Time t with ∫0^t r = k, r linear from r1 to r2.
-        let a = (r2 - r1) / (2.0 * span);
-        if a.abs() < 1e-12 {
-            if r1 > 0.0 { k / r1 } else { span }
-        } else {
-            (-r1 + (r1 * r1 + 4.0 * a * k).max(0.0).sqrt()) / (2.0 * a)
-        }
-    };
-    (0..n)
-        .map(|k| {
-            let mut t = at(k as f64);
-            if randomized {
-                // Jitter within the user's slot: keeps the count exact, spreads the times.
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
-                let u = (*seed >> 11) as f64 / (1u64 << 53) as f64;
-                t = at(k as f64 + u);
-            }
-            Duration::from_secs_f64(t.clamp(0.0, span))
-        })
-        .collect()
+/// A closed-model slot: a user after another on one connection, each started when the last
+/// has finished, until `end` (the last runs to completion).
+async fn slot(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, end: Instant) {
+    let mut conn = Connection::default();
+    while Instant::now() < end {
+        users.planned.fetch_add(1, Relaxed);
+        let now = Instant::now();
+        user(run.clone(), scenario.clone(), users.clone(), now, &mut conn).await;
+    }
 }
 
-/// Plans and runs one scenario's injection.
+/// Runs one scenario's injection: sleeps to each event of its [`Plan`] and starts it, so
+/// that only users already due exist (memory follows the users running, not the users
+/// planned). A user keeps the time it was due however late it is started, which is what
+/// the response times count from.
 async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadline: Instant) {
     let mut tasks = tokio::task::JoinSet::new();
-    let mut phase_start = Instant::now();
-    let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-    for step in &scenario.injection {
-        let Ok(shape) = step.shape() else { continue };
-        match shape {
-            Shape::AtOnce(n) => {
-                users.planned.fetch_add(u64::from(n), Relaxed);
-                for _ in 0..n {
-                    tasks.spawn(open_user(
-                        run.clone(),
-                        scenario.clone(),
-                        users.clone(),
-                        phase_start,
-                    ));
-                }
-            }
-            Shape::Ramp(n, d) => {
-                users.planned.fetch_add(u64::from(n), Relaxed);
-                for i in 0..n {
-                    let due = phase_start + d.mul_f64(f64::from(i) / f64::from(n.max(1)));
-                    tasks.spawn(open_user(run.clone(), scenario.clone(), users.clone(), due));
-                }
-                phase_start += d;
-            }
-            Shape::Rate(r1, r2, d) => {
-                let times = arrivals(r1, r2, d, step.randomized, &mut seed);
-                users.planned.fetch_add(times.len() as u64, Relaxed);
-                for t in times {
-                    tasks.spawn(open_user(
-                        run.clone(),
-                        scenario.clone(),
-                        users.clone(),
-                        phase_start + t,
-                    ));
-                }
-                phase_start += d;
-            }
-            Shape::Nothing(d) => phase_start += d,
-            Shape::Concurrent(n, d) => {
-                // Closed model: n loops, each starting a new user when the last finishes.
-                let end = (phase_start + d).min(deadline);
-                for _ in 0..n {
-                    let (run, scenario, users) = (run.clone(), scenario.clone(), users.clone());
-                    tasks.spawn(async move {
-                        tokio::time::sleep_until(phase_start).await;
-                        let mut conn = Connection::default();
-                        while Instant::now() < end {
-                            users.planned.fetch_add(1, Relaxed);
-                            let now = Instant::now();
-                            user(run.clone(), scenario.clone(), users.clone(), now, &mut conn)
-                                .await;
-                        }
-                    });
-                }
-                phase_start += d;
-            }
+    let origin = Instant::now();
+    users
+        .planned
+        .fetch_add(crate::schedule::open_users(&scenario.injection), Relaxed);
+    for event in Plan::new(&scenario.injection) {
+        let Some(at) = origin.checked_add(event.at()).filter(|at| *at < deadline) else {
+            break;
+        };
+        if at > Instant::now() {
+            tokio::time::sleep_until(at).await;
         }
-        // Spawned users are not reaped during planning; reap finished ones to keep memory flat.
+        let (run, s, u) = (run.clone(), scenario.clone(), users.clone());
+        match event {
+            Event::Arrival(_) => tasks.spawn(open_user(run, s, u, at)),
+            Event::Slot { end, .. } => {
+                let end = origin
+                    .checked_add(end)
+                    .map_or(deadline, |e| e.min(deadline));
+                tasks.spawn(slot(run, s, u, end))
+            }
+        };
+        // Reap the users that have finished, so the set holds only those still running.
         while tasks.try_join_next().is_some() {}
     }
     while tasks.join_next().await.is_some() {}
@@ -678,29 +466,10 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
 
 /// Builds the shared state for `simulation`.
 pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Arc<Run>, String> {
-    let mut feeders = std::collections::HashMap::new();
-    fn collect<'a>(steps: &'a [Step], out: &mut Vec<&'a crate::scenario::Feed>) {
-        for s in steps {
-            if let Some(f) = &s.feed {
-                out.push(f);
-            }
-            if let Some(r) = &s.repeat {
-                collect(&r.steps, out);
-            }
-        }
-    }
-    let mut feeds = Vec::new();
-    for s in &simulation.scenarios {
-        collect(&s.steps, &mut feeds);
-    }
-    for f in feeds {
-        if !feeders.contains_key(&f.file) {
-            feeders.insert(
-                f.file.clone(),
-                Feeder::load(&base_dir.join(&f.file), f.strategy)?,
-            );
-        }
-    }
+    let feeders = Feeders::load(
+        simulation.scenarios.iter().map(|s| s.steps.as_slice()),
+        base_dir,
+    )?;
     let uri: http::Uri = simulation
         .base_url
         .parse()
@@ -724,9 +493,12 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
         );
     }
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get()) * 4;
+    let series_interval = crate::stats::series_interval(simulation.max_duration.get());
     Ok(Arc::new(Run {
         started: Instant::now(),
-        shards: (0..threads).map(|_| Mutex::new(Stats::default())).collect(),
+        shards: (0..threads)
+            .map(|_| Mutex::new(Stats::new(series_interval)))
+            .collect(),
         users: simulation
             .scenarios
             .iter()
@@ -744,6 +516,10 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
         keep_alive: simulation.http.keep_alive,
         connect_timeout: simulation.http.connect_timeout.get(),
         timeout: simulation.http.request_timeout.get(),
+        // Validated when the file was loaded; a Simulation built in code gets the floor.
+        read_buffer: usize::try_from(simulation.http.read_buffer.to_bytes())
+            .unwrap_or(usize::MAX)
+            .max(crate::scenario::MIN_READ_BUFFER.to_bytes() as usize),
         feeders,
         limiter: Limiter::new(&simulation.throttle),
     }))

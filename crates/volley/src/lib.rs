@@ -1,16 +1,21 @@
 //! volley: a Gatling-style load tester whose numbers can be trusted.
 //!
 //! A run: [`scenario`] loads the YAML (with ferrowizard-config: every mistake with its line),
-//! [`engine`] schedules users and records every response into HDR histograms ([`stats`]),
-//! [`console`] prints Gatling's blocks, [`results`] writes `results.json` and [`report`] the
-//! self-contained `index.html`.
+//! [`schedule`] says when each user comes, [`engine`] starts them and sends their requests,
+//! judged by [`checks`], with [`session`] variables and [`feeder`] records, and records every
+//! response into HDR histograms ([`stats`]); [`console`] prints Gatling's blocks, [`results`]
+//! writes `results.json` and [`report`] the self-contained `index.html`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod assertions;
+pub mod checks;
 pub mod console;
 pub mod engine;
+pub mod feeder;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod schedule;
+pub mod session;
 pub mod stats;

@@ -1,4 +1,5 @@
-//! `volley run|check SCENARIO.yaml`: the command line over the library.
+//! `volley run|check SCENARIO.yaml`, `volley report|merge`, `volley schema`: the command
+//! line over the library.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -45,6 +46,8 @@ enum Command {
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
     },
+    /// Print the JSON Schema of `results.json`.
+    Schema,
     /// Load and validate a scenario file, then exit.
     Check {
         /// The scenario (YAML).
@@ -68,6 +71,10 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Schema => {
+            print!("{}", volley::results::json_schema());
+            ExitCode::SUCCESS
+        }
         Command::Check {
             scenario,
             overrides,
@@ -113,8 +120,7 @@ fn report(results: &std::path::Path, output: Option<&std::path::Path>) -> anyhow
     use anyhow::Context as _;
     let name = results.display().to_string();
     let bytes = std::fs::read(results).with_context(|| format!("cannot read {name}"))?;
-    let parsed: volley::results::Results = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{name} is not a volley results.json"))?;
+    let parsed = volley::results::read(&bytes, &name)?;
     let html = volley::report::render(&parsed, &name)?;
     let target = match output {
         Some(o) => o.to_path_buf(),
@@ -131,8 +137,7 @@ fn merge(inputs: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
     for path in inputs {
         let name = path.display().to_string();
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
-        let results: volley::results::Results = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{name} is not a volley results.json"))?;
+        let results = volley::results::read(&bytes, &name)?;
         all.push((name, results));
     }
     let merged = volley::results::merge(&all)?;

@@ -17,13 +17,15 @@ pub enum ReportError {
     Template(#[from] minijinja::Error),
 }
 
-#[derive(Serialize, Default)]
+/// The charts' data: per series entry (`t`, its first second), and the distribution.
+#[derive(Serialize, Default, Debug, PartialEq)]
 struct Charts {
     t: Vec<u64>,
     active: Vec<u64>,
-    requests: Vec<u64>,
-    ok: Vec<u64>,
-    ko: Vec<u64>,
+    /// Rates: an entry's counts divided by the seconds it covers.
+    requests: Vec<f64>,
+    ok: Vec<f64>,
+    ko: Vec<f64>,
     p50: Vec<f64>,
     p95: Vec<f64>,
     p99: Vec<f64>,
@@ -54,20 +56,26 @@ fn distribution(results: &Results, bins: usize) -> (Vec<f64>, Vec<u64>) {
     (buckets, counts)
 }
 
-/// Renders the report of `results`; `title` heads it (the scenario file, say).
-pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
+fn charts(results: &Results) -> Charts {
     let mut charts = Charts::default();
+    let seconds = results.series_interval.max(1) as f64;
     for s in &results.seconds {
         charts.t.push(s.second);
         charts.active.push(s.active_users);
-        charts.requests.push(s.requests);
-        charts.ok.push(s.ok);
-        charts.ko.push(s.ko);
+        charts.requests.push(s.requests as f64 / seconds);
+        charts.ok.push(s.ok as f64 / seconds);
+        charts.ko.push(s.ko as f64 / seconds);
         charts.p50.push(s.p50);
         charts.p95.push(s.p95);
         charts.p99.push(s.p99);
     }
     (charts.bucket, charts.count) = distribution(results, 40);
+    charts
+}
+
+/// Renders the report of `results`; `title` heads it (the scenario file, say).
+pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
+    let charts = charts(results);
     let g = &results.global;
     let f = |v: f64| format!("{v:.0}");
     let mut rows: Vec<(String, String, String, String)> = vec![
@@ -121,4 +129,47 @@ pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
         uplot_css => UPLOT_CSS,
     })?;
     Ok(html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_show_rates_whatever_the_entries_cover() {
+        let mut stats = crate::stats::Stats::new(10);
+        for second in 0..20 {
+            stats.record(
+                "r",
+                second,
+                1_000,
+                1_000,
+                (second % 2 == 0).then_some("KO"),
+                3,
+            );
+        }
+        stats.roll_to(20, 3);
+        let results = Results::new(
+            &stats,
+            String::new(),
+            std::time::Duration::from_secs(20),
+            false,
+            Vec::new(),
+        );
+        let charts = charts(&results);
+        assert_eq!(charts.t, [0, 10]);
+        assert_eq!(
+            charts.requests,
+            [1.0, 1.0],
+            "10 responses in 10 s: 1 a second"
+        );
+        assert_eq!(charts.ok, [0.5, 0.5]);
+        assert_eq!(charts.ko, [0.5, 0.5]);
+        assert_eq!(charts.active, [3, 3]);
+        let html = render(&results, "t").unwrap();
+        assert!(
+            html.contains("\"requests\":[1.0,1.0]"),
+            "the page carries the rates"
+        );
+    }
 }

@@ -1,5 +1,9 @@
 //! `results.json`: the run's figures, and its histograms in HdrHistogram's interchange
 //! encoding so that runs from several generators can be merged exactly.
+//!
+//! The file carries its format's version ([`SCHEMA`]); `volley schema` prints the JSON
+//! Schema of every field (committed as `results.schema.json`). A file of a newer schema is
+//! refused ([`read`]) rather than misread; a file without one (older volley) still loads.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -8,11 +12,16 @@ use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{Second, Stats, Summary, rate};
+use crate::stats::{SeriesEntry, Stats, Summary, rate};
+
+/// The version of the `results.json` format this volley writes, and the newest it reads.
+/// Raise it when a field changes meaning or a reader would need a new one.
+pub const SCHEMA: u32 = 1;
 
 /// One request name's figures.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct RequestResults {
     /// All responses.
     pub total: Summary,
@@ -20,7 +29,8 @@ pub struct RequestResults {
     pub ok: Summary,
     /// KO responses.
     pub ko: Summary,
-    /// Raw service time (from sending, not from when the request was due).
+    /// Raw service time (from sending, not from when the request was due). Absent in files
+    /// of older volleys.
     #[serde(default)]
     pub service_time: Summary,
     /// Responses a second over the run.
@@ -31,15 +41,21 @@ pub struct RequestResults {
     pub ok_histogram: String,
     /// The same for KO responses.
     pub ko_histogram: String,
-    /// The same for the raw service times.
+    /// The same for the raw service times. Absent in files of older volleys.
     #[serde(default)]
     pub service_histogram: String,
 }
 
-/// The whole run.
-#[derive(Debug, Serialize, Deserialize)]
+/// The whole run: volley's `results.json`.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(title = "volley results.json", deny_unknown_fields)]
 pub struct Results {
+    /// The version of this format. A reader refuses a file of a newer one; a file without
+    /// it was written by an older volley (read as 0).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub schema: u32,
     /// volley's version.
     pub volley: String,
     /// When the run started (RFC 3339).
@@ -52,12 +68,22 @@ pub struct Results {
     pub global: RequestResults,
     /// Per request name.
     pub requests: BTreeMap<String, RequestResults>,
-    /// KO messages and counts.
+    /// KO messages and counts. Past 1,000 distinct messages, further new ones are counted
+    /// together under one entry that says so.
     pub errors: BTreeMap<String, u64>,
-    /// One entry a second.
-    pub seconds: Vec<Second>,
+    /// Seconds each entry of `seconds` covers: 1, or more when the run could last over an
+    /// hour (at most 3,600 entries). Absent in older files: 1.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub series_interval: u64,
+    /// The series over time, one entry every `seriesInterval` seconds.
+    pub seconds: Vec<SeriesEntry>,
     /// The assertions' outcomes.
     pub assertions: Vec<crate::assertions::Outcome>,
+}
+
+fn one() -> u64 {
+    1
 }
 
 fn encode(h: &hdrhistogram::Histogram<u64>) -> String {
@@ -92,6 +118,7 @@ impl Results {
         assertions: Vec<crate::assertions::Outcome>,
     ) -> Results {
         Results {
+            schema: SCHEMA,
             volley: env!("CARGO_PKG_VERSION").to_owned(),
             started_at,
             duration_seconds: elapsed.as_secs_f64(),
@@ -102,8 +129,9 @@ impl Results {
                 .iter()
                 .map(|(k, t)| (k.clone(), request(t, elapsed)))
                 .collect(),
-            errors: stats.errors.clone(),
-            seconds: stats.seconds.clone(),
+            errors: stats.errors.as_map().clone(),
+            series_interval: stats.series_interval(),
+            seconds: stats.series.clone(),
             assertions,
         }
     }
@@ -172,16 +200,34 @@ fn add(
     Ok(())
 }
 
+/// Seconds a merged series' entries cover: the least common multiple of the inputs', which
+/// is the coarsest when the others divide it (as they do for runs of whole hours), so that
+/// no input entry straddles two merged ones.
+fn merged_interval(intervals: impl IntoIterator<Item = u64>) -> u64 {
+    // Euclid by hand: two lines, not worth a crate.
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    intervals.into_iter().fold(1, |acc, i| {
+        let i = i.max(1);
+        (acc / gcd(acc, i)).saturating_mul(i)
+    })
+}
+
 /// Merges the results of several generators run side by side: histograms are added, so the
-/// merged percentiles are exactly those of all responses together. Per-second counts are
-/// summed; a second's percentiles are the highest any generator saw (those are not mergeable
-/// without the per-second histograms). The run's duration is the longest input's.
+/// merged percentiles are exactly those of all responses together. The series is re-bucketed
+/// at the coarsest input's resolution (at their least common multiple when one does not
+/// divide another); its counts are summed, an
+/// entry's percentiles are the highest any generator saw (those are not mergeable without
+/// the entries' histograms), its active users the sum of the generators'. The run's duration
+/// is the longest input's.
 pub fn merge(inputs: &[(String, Results)]) -> Result<Results, MergeError> {
     let (_, first) = inputs.first().ok_or(MergeError::Empty)?;
-    let mut stats = crate::stats::Stats::default();
+    let interval = merged_interval(inputs.iter().map(|(_, r)| r.series_interval));
+    let mut stats = crate::stats::Stats::new(interval);
     let mut longest = 0.0f64;
     let mut cut = false;
-    let mut seconds: BTreeMap<u64, Second> = BTreeMap::new();
+    let mut series: BTreeMap<u64, SeriesEntry> = BTreeMap::new();
     for (file, r) in inputs {
         add(&mut stats.global, file, "Global", &r.global)?;
         for (name, req) in &r.requests {
@@ -193,27 +239,163 @@ pub fn merge(inputs: &[(String, Results)]) -> Result<Results, MergeError> {
             )?;
         }
         for (e, n) in &r.errors {
-            *stats.errors.entry(e.clone()).or_default() += n;
+            stats.errors.add(e, *n);
         }
         longest = longest.max(r.duration_seconds);
         cut |= r.cut_at_max_duration;
-        for s in &r.seconds {
-            match seconds.get_mut(&s.second) {
-                Some(m) => m.absorb(s, true),
+        // One generator's entries within a merged entry follow each other (their users are
+        // the highest count); generators side by side add theirs.
+        for s in crate::stats::rebucket(&r.seconds, interval) {
+            match series.get_mut(&s.second) {
+                Some(m) => m.absorb(&s, true),
                 None => {
-                    seconds.insert(s.second, s.clone());
+                    series.insert(s.second, s);
                 }
             }
         }
     }
-    stats.seconds = seconds.into_values().collect();
-    let mut merged = Results::new(
+    stats.series = series.into_values().collect();
+    Ok(Results::new(
         &stats,
         first.started_at.clone(),
         Duration::from_secs_f64(longest),
         cut,
         Vec::new(),
-    );
-    merged.seconds = stats.seconds;
-    Ok(merged)
+    ))
+}
+
+/// Why a `results.json` could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON, or not the fields of a results file.
+    #[error("{file} is not a volley results.json: {source}")]
+    NotResults {
+        /// The input.
+        file: String,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+    /// Written by a newer volley, in a format this one does not know.
+    #[error(
+        "{file} has results schema {found}, newer than schema {SCHEMA} that this volley ({version}) reads; use a newer volley",
+        version = env!("CARGO_PKG_VERSION")
+    )]
+    NewerSchema {
+        /// The input.
+        file: String,
+        /// Its `schema`.
+        found: u64,
+    },
+}
+
+/// Reads a `results.json` (`file` names it in errors). Its `schema` is looked at first, so a
+/// newer file is refused as such rather than misread or reported as broken.
+pub fn read(bytes: &[u8], file: &str) -> Result<Results, ReadError> {
+    #[derive(Deserialize)]
+    struct Version {
+        #[serde(default)]
+        schema: u64,
+    }
+    let not_results = |source| ReadError::NotResults {
+        file: file.to_owned(),
+        source,
+    };
+    let version: Version = serde_json::from_slice(bytes).map_err(not_results)?;
+    if version.schema > u64::from(SCHEMA) {
+        return Err(ReadError::NewerSchema {
+            file: file.to_owned(),
+            found: version.schema,
+        });
+    }
+    serde_json::from_slice(bytes).map_err(not_results)
+}
+
+/// The JSON Schema (draft 2020-12) of `results.json`, as `volley schema` prints it.
+///
+/// It describes the file as volley writes it, every field present; the `default`s say what
+/// a reader assumes for the fields that files of older volleys lack.
+pub fn json_schema() -> String {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<Results>();
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of `seconds` seconds with entries of `interval`, one response a second.
+    fn run(seconds: u64, interval: u64) -> Results {
+        let mut stats = Stats::new(interval);
+        for s in 0..seconds {
+            stats.record("r", s, 1_000 * (s + 1), 1_000, None, 2);
+        }
+        stats.roll_to(seconds, 2);
+        Results::new(
+            &stats,
+            "2025-01-01T00:00:00Z".into(),
+            Duration::from_secs(seconds),
+            false,
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn merge_rebuckets_runs_of_different_resolutions_at_the_coarsest() {
+        let fine = run(12, 1);
+        let coarse = run(12, 4);
+        assert_eq!(fine.seconds.len(), 12);
+        assert_eq!(coarse.seconds.len(), 3);
+        let merged = merge(&[("a".into(), fine), ("b".into(), coarse)]).unwrap();
+        assert_eq!(merged.series_interval, 4);
+        let seconds: Vec<u64> = merged.seconds.iter().map(|e| e.second).collect();
+        assert_eq!(seconds, [0, 4, 8]);
+        assert!(
+            merged.seconds.iter().all(|e| e.requests == 8),
+            "4 + 4 a bucket"
+        );
+        assert!(
+            merged.seconds.iter().all(|e| e.active_users == 4),
+            "each generator's users once, summed: {:?}",
+            merged.seconds
+        );
+        assert_eq!(merged.global.total.count, 24);
+
+        // Resolutions that do not divide each other meet at their least common multiple.
+        let merged = merge(&[("a".into(), run(12, 2)), ("b".into(), run(12, 3))]).unwrap();
+        assert_eq!(merged.series_interval, 6);
+        assert_eq!(merged.seconds.len(), 2);
+        assert_eq!(merged.seconds.iter().map(|e| e.requests).sum::<u64>(), 24);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_a_missing_one_still_loads() {
+        let results = run(3, 1);
+        assert_eq!(results.schema, SCHEMA);
+        let mut json = serde_json::to_value(&results).unwrap();
+        json["schema"] = serde_json::json!(SCHEMA + 1);
+        let err = read(&serde_json::to_vec(&json).unwrap(), "new.json").unwrap_err();
+        assert!(
+            matches!(err, ReadError::NewerSchema { found: 2, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("new.json has results schema 2, newer than schema 1")
+        );
+        let old = json.as_object_mut().unwrap();
+        old.remove("schema");
+        old.remove("seriesInterval");
+        let read_back = read(&serde_json::to_vec(&old).unwrap(), "old.json").unwrap();
+        assert_eq!(read_back.schema, 0);
+        assert_eq!(read_back.series_interval, 1);
+        assert!(matches!(
+            read(b"{\"schema\": \"one\"}", "odd.json"),
+            Err(ReadError::NotResults { .. })
+        ));
+    }
 }

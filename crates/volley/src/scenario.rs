@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use ferrowizard_config::{Duration, section};
+use ferrowizard_config::{Duration, Size, section};
 
 /// Implements `garde::Validate` for a section whose rule spans its fields: `$check` returns
 /// what is wrong, reported at the section itself.
@@ -32,6 +32,7 @@ section! {
         #[garde(custom(http_url))]
         base_url: String = String::new(),
         /// HTTP settings.
+        #[garde(dive)]
         http: HttpSettings = HttpSettings::default(),
         /// Threads that generate load; 0 means one per core. On a machine shared with the
         /// target, 1 leaves the target its share (as `wrk -t1` does).
@@ -87,6 +88,26 @@ section! {
         max_connections: usize = 1000,
         /// Headers sent with every request.
         headers: BTreeMap<String, String> = BTreeMap::new(),
+        /// Each connection's fixed read buffer. Every user holds a connection, so this is
+        /// what 10,000 users cost in memory; a response whose head (status line and
+        /// headers) does not fit in it is KO. Bodies of any length are read through it.
+        #[garde(custom(read_buffer_fits))]
+        read_buffer: Size = Size::kibibytes(2),
+    }
+}
+
+/// The smallest read buffer: smaller, and no ordinary response head fits.
+pub const MIN_READ_BUFFER: Size = Size::bytes(512);
+
+fn read_buffer_fits(size: &Size, _: &()) -> garde::Result {
+    if *size < MIN_READ_BUFFER {
+        Err(garde::Error::new(format!(
+            "must be at least {MIN_READ_BUFFER} (a response's status line and headers must fit)"
+        )))
+    } else if usize::try_from(size.to_bytes()).is_err() {
+        Err(garde::Error::new("is larger than this machine can address"))
+    } else {
+        Ok(())
     }
 }
 
@@ -117,12 +138,15 @@ pub struct Injection {
     pub constant_users_per_sec: Option<f64>,
     /// Open model: from this rate to `to` over `during`.
     pub ramp_users_per_sec: Option<f64>,
-    /// The end rate of `rampUsersPerSec`.
+    /// The end of a ramp: the rate of `rampUsersPerSec`, the users of `rampConcurrentUsers`.
     pub to: Option<f64>,
     /// Open model: wait this long.
     pub nothing_for: Option<Duration>,
     /// Closed model: keep this many users running for `during`.
     pub constant_concurrent_users: Option<u32>,
+    /// Closed model: from this many users running to `to` over `during`, linearly (up or
+    /// down).
+    pub ramp_concurrent_users: Option<u32>,
     /// How long the step lasts.
     pub during: Option<Duration>,
     /// Arrivals at random (Poisson) instead of evenly spaced.
@@ -192,6 +216,8 @@ pub enum Shape {
     Nothing(std::time::Duration),
     /// Concurrent users for a duration.
     Concurrent(u32, std::time::Duration),
+    /// Concurrent users going linearly from `.0` to `.1` over a duration.
+    RampConcurrent(u32, u32, std::time::Duration),
 }
 
 impl Injection {
@@ -206,9 +232,10 @@ impl Injection {
             self.ramp_users_per_sec.is_some(),
             self.nothing_for.is_some(),
             self.constant_concurrent_users.is_some(),
+            self.ramp_concurrent_users.is_some(),
         ];
         if set.iter().filter(|s| **s).count() != 1 {
-            return Err("give exactly one of atOnceUsers, rampUsers, constantUsersPerSec, rampUsersPerSec, nothingFor, constantConcurrentUsers".into());
+            return Err("give exactly one of atOnceUsers, rampUsers, constantUsersPerSec, rampUsersPerSec, nothingFor, constantConcurrentUsers, rampConcurrentUsers".into());
         }
         let rate_ok = |r: f64| {
             if r.is_finite() && r >= 0.0 {
@@ -229,6 +256,14 @@ impl Injection {
             Shape::Rate(rate_ok(r)?, to, need("rampUsersPerSec")?)
         } else if let Some(d) = self.nothing_for {
             Shape::Nothing(d.get())
+        } else if let Some(from) = self.ramp_concurrent_users {
+            let to = self.to.ok_or("rampConcurrentUsers needs `to`")?;
+            if !(to.is_finite() && to >= 0.0 && to.fract() == 0.0 && to <= f64::from(u32::MAX)) {
+                return Err(format!(
+                    "`to` of rampConcurrentUsers must be a number of users, not {to}"
+                ));
+            }
+            Shape::RampConcurrent(from, to as u32, need("rampConcurrentUsers")?)
         } else {
             Shape::Concurrent(
                 self.constant_concurrent_users.unwrap_or(0),
@@ -381,7 +416,7 @@ section! {
 }
 
 /// How a feeder hands out records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FeedStrategy {
     /// In order, each once.
@@ -422,6 +457,20 @@ section! {
         name: String = String::new(),
         /// Text its value must contain.
         contains: String = String::new(),
+    }
+}
+
+section! {
+    /// `json: {pointer, equals}`: Gatling's `jsonPath(...).exists`, or `.is(...)` with
+    /// `equals`.
+    pub struct JsonCheck {
+        /// An RFC 6901 JSON pointer into the response body, e.g. `/id`.
+        #[garde(custom(valid_pointer))]
+        pointer: String = String::new(),
+        /// The text the value must have (`${var}` filled in from the session): a JSON string
+        /// without its quotes, anything else as JSON (`42`, `true`, `{"a":1}`). Absent: the
+        /// value must only exist.
+        equals: Option<String> = None,
     }
 }
 
@@ -468,6 +517,9 @@ section! {
         body_matches: Option<String> = None,
         /// A response header must contain a text.
         header: Option<HeaderCheck> = None,
+        /// A value of the JSON body must exist, or equal a text.
+        #[garde(dive)]
+        json: Option<JsonCheck> = None,
         /// Keep a value of the JSON body for later requests.
         #[garde(dive)]
         save: Option<Save> = None,

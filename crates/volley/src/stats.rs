@@ -1,5 +1,6 @@
-//! What a run measured: HDR histograms per request name and in all, errors, and a series
-//! per second for charts.
+//! What a run measured: HDR histograms per request name and in all, KO messages, and a
+//! series over time for charts (an entry a second, or every few seconds past an hour), all
+//! bounded in memory however long the run.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -51,21 +52,39 @@ impl Tally {
     }
 }
 
-/// One second of the run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// The most entries a run's series has: one a second up to an hour, then each entry covers
+/// several seconds ([`series_interval`]), so that memory and `results.json` stay bounded
+/// however long the run.
+pub const MAX_SERIES_ENTRIES: u64 = 3_600;
+
+/// Seconds each entry of the series covers for a run of at most `max_duration`: 1 up to an
+/// hour, then as many as keep the run within [`MAX_SERIES_ENTRIES`].
+pub fn series_interval(max_duration: Duration) -> u64 {
+    max_duration
+        .as_secs()
+        .saturating_add(u64::from(max_duration.subsec_nanos() > 0))
+        .div_ceil(MAX_SERIES_ENTRIES)
+        .max(1)
+}
+
+/// One entry of the per-second series: `seriesInterval` seconds of the run (one, unless the
+/// run may last more than an hour).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Second {
-    /// Seconds since the start.
+#[schemars(deny_unknown_fields)]
+pub struct SeriesEntry {
+    /// Seconds since the start when the entry begins (a multiple of `seriesInterval`).
     pub second: u64,
-    /// Responses received this second.
+    /// Responses received in the entry (over all its seconds: divide by `seriesInterval`
+    /// for a rate).
     pub requests: u64,
     /// OK among them.
     pub ok: u64,
     /// KO among them.
     pub ko: u64,
-    /// Users active at the end of the second.
+    /// Users active at the end of the entry.
     pub active_users: u64,
-    /// Response-time percentiles this second, in ms.
+    /// Median response time in the entry, ms.
     pub p50: f64,
     /// 95th percentile, ms.
     pub p95: f64,
@@ -73,11 +92,24 @@ pub struct Second {
     pub p99: f64,
 }
 
-impl Second {
-    /// Adds another share of the same second: counts add; percentiles, which cannot be
-    /// merged without the second's histograms, take the highest; active users add when the
+impl SeriesEntry {
+    fn empty(second: u64, active_users: u64) -> SeriesEntry {
+        SeriesEntry {
+            second,
+            requests: 0,
+            ok: 0,
+            ko: 0,
+            active_users,
+            p50: 0.0,
+            p95: 0.0,
+            p99: 0.0,
+        }
+    }
+
+    /// Adds another share of the same entry: counts add; percentiles, which cannot be
+    /// merged without the entry's histograms, take the highest; active users add when the
     /// shares are separate generators (`sum_users`), else take the highest.
-    pub fn absorb(&mut self, other: &Second, sum_users: bool) {
+    pub fn absorb(&mut self, other: &SeriesEntry, sum_users: bool) {
         self.requests += other.requests;
         self.ok += other.ok;
         self.ko += other.ko;
@@ -92,21 +124,178 @@ impl Second {
     }
 }
 
+/// `series` in entries of `interval` seconds (a multiple of the entries' own): the entries
+/// that fall in one are absorbed into it (counts add, percentiles and active users take the
+/// highest). At most [`MAX_SERIES_ENTRIES`] come out; anything later counts in the last.
+pub fn rebucket(series: &[SeriesEntry], interval: u64) -> Vec<SeriesEntry> {
+    let interval = interval.max(1);
+    let mut out: BTreeMap<u64, SeriesEntry> = BTreeMap::new();
+    for e in series {
+        let second = (e.second / interval).min(MAX_SERIES_ENTRIES - 1) * interval;
+        match out.get_mut(&second) {
+            Some(m) => m.absorb(e, false),
+            None => {
+                out.insert(
+                    second,
+                    SeriesEntry {
+                        second,
+                        ..e.clone()
+                    },
+                );
+            }
+        }
+    }
+    out.into_values().collect()
+}
+
+/// The most distinct KO messages kept apart; further new ones are counted under
+/// [`OTHER_ERRORS`], so a target that puts an id in every error message cannot grow the
+/// run's memory.
+pub const MAX_DISTINCT_ERRORS: usize = 1_000;
+
+/// The entry that counts the KO messages past the first [`MAX_DISTINCT_ERRORS`] distinct
+/// ones.
+pub const OTHER_ERRORS: &str = "(other KO messages: past 1000 distinct ones, counted together)";
+
+/// KO messages and how often each happened, at most [`MAX_DISTINCT_ERRORS`] apart.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Errors {
+    counts: BTreeMap<String, u64>,
+}
+
+impl Errors {
+    /// Counts `n` more of `message`.
+    pub fn add(&mut self, message: &str, n: u64) {
+        if let Some(count) = self.counts.get_mut(message) {
+            *count += n;
+            return;
+        }
+        let distinct = self.counts.len() - usize::from(self.counts.contains_key(OTHER_ERRORS));
+        let key = if distinct >= MAX_DISTINCT_ERRORS {
+            OTHER_ERRORS
+        } else {
+            message
+        };
+        *self.counts.entry(key.to_owned()).or_default() += n;
+    }
+
+    /// The messages and their counts, by message.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &u64)> {
+        self.counts.iter()
+    }
+
+    /// How often `message` happened.
+    pub fn get(&self, message: &str) -> Option<u64> {
+        self.counts.get(message).copied()
+    }
+
+    /// The entries (distinct messages, and [`OTHER_ERRORS`] if any).
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// No KO at all.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// KOs in all.
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    /// The counts by message.
+    pub fn as_map(&self) -> &BTreeMap<String, u64> {
+        &self.counts
+    }
+}
+
+/// The series entry being filled: its first second, its response times, its OKs and KOs.
+#[derive(Debug)]
+struct Open {
+    second: u64,
+    times: Histogram<u64>,
+    ok: u64,
+    ko: u64,
+}
+
+impl Open {
+    fn new(second: u64) -> Open {
+        Open {
+            second,
+            times: histogram(),
+            ok: 0,
+            ko: 0,
+        }
+    }
+
+    fn close(&self, active_users: u64) -> SeriesEntry {
+        let ms = |q: f64| {
+            if self.times.is_empty() {
+                0.0
+            } else {
+                self.times.value_at_quantile(q) as f64 / 1000.0
+            }
+        };
+        SeriesEntry {
+            second: self.second,
+            requests: self.ok + self.ko,
+            ok: self.ok,
+            ko: self.ko,
+            active_users,
+            p50: ms(0.5),
+            p95: ms(0.95),
+            p99: ms(0.99),
+        }
+    }
+}
+
 /// Everything measured so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Stats {
     /// Per request name.
     pub by_name: BTreeMap<String, Tally>,
     /// All requests.
     pub global: Tally,
     /// KO messages and how often they happened.
-    pub errors: BTreeMap<String, u64>,
-    /// Finished seconds.
-    pub seconds: Vec<Second>,
-    current: Option<(u64, Histogram<u64>, u64, u64)>,
+    pub errors: Errors,
+    /// Finished entries of the series, each [`Stats::series_interval`] seconds.
+    pub series: Vec<SeriesEntry>,
+    interval: u64,
+    current: Option<Open>,
+}
+
+impl Default for Stats {
+    /// Entries of one second.
+    fn default() -> Self {
+        Stats::new(1)
+    }
 }
 
 impl Stats {
+    /// Empty, with series entries of `interval` seconds (see [`series_interval`]).
+    pub fn new(interval: u64) -> Stats {
+        Stats {
+            by_name: BTreeMap::new(),
+            global: Tally::default(),
+            errors: Errors::default(),
+            series: Vec::new(),
+            interval: interval.max(1),
+            current: None,
+        }
+    }
+
+    /// Seconds each series entry covers.
+    pub fn series_interval(&self) -> u64 {
+        self.interval
+    }
+
+    /// The first second of the entry that `second` falls in (anything past the last entry
+    /// counts in the last).
+    fn entry_of(&self, second: u64) -> u64 {
+        (second / self.interval).min(MAX_SERIES_ENTRIES - 1) * self.interval
+    }
+
     /// Records one response `micros` long, `second`s into the run.
     pub fn record(
         &mut self,
@@ -128,60 +317,38 @@ impl Stats {
         }
         self.global.record(micros, service, ok);
         if let Some(e) = error {
-            *self.errors.entry(e.to_owned()).or_default() += 1;
+            self.errors.add(e, 1);
         }
         self.roll_to(second, active);
-        if let Some((_, h, oks, kos)) = &mut self.current {
-            let _ = h.record(micros.clamp(1, 3_600_000_000));
+        if let Some(open) = &mut self.current {
+            let _ = open.times.record(micros.clamp(1, 3_600_000_000));
             if ok {
-                *oks += 1;
+                open.ok += 1;
             } else {
-                *kos += 1;
+                open.ko += 1;
             }
         }
     }
 
-    /// Closes the seconds before `second` (a response that arrives for a second already
-    /// closed counts in the current one).
+    /// Closes the entries before the one `second` falls in (a response that arrives for an
+    /// entry already closed counts in the current one).
     pub fn roll_to(&mut self, second: u64, active: u64) {
-        let Some((s, h, ok, ko)) = self.current.take() else {
-            self.current = Some((second, histogram(), 0, 0));
+        let target = self.entry_of(second);
+        let Some(open) = self.current.take() else {
+            self.current = Some(Open::new(target));
             return;
         };
-        if s >= second {
-            self.current = Some((s, h, ok, ko));
+        if open.second >= target {
+            self.current = Some(open);
             return;
         }
-        let ms = |q: f64| {
-            if h.is_empty() {
-                0.0
-            } else {
-                h.value_at_quantile(q) as f64 / 1000.0
-            }
-        };
-        self.seconds.push(Second {
-            second: s,
-            requests: ok + ko,
-            ok,
-            ko,
-            active_users: active,
-            p50: ms(0.5),
-            p95: ms(0.95),
-            p99: ms(0.99),
-        });
-        for empty in s + 1..second {
-            self.seconds.push(Second {
-                second: empty,
-                requests: 0,
-                ok: 0,
-                ko: 0,
-                active_users: active,
-                p50: 0.0,
-                p95: 0.0,
-                p99: 0.0,
-            });
+        self.series.push(open.close(active));
+        let mut empty = open.second + self.interval;
+        while empty < target {
+            self.series.push(SeriesEntry::empty(empty, active));
+            empty += self.interval;
         }
-        self.current = Some((second, histogram(), 0, 0));
+        self.current = Some(Open::new(target));
     }
 }
 
@@ -195,53 +362,37 @@ impl Tally {
 }
 
 impl Stats {
-    /// Adds `other` (another thread's share of the same run) into this one. Histograms add
-    /// exactly; a second's percentiles are the highest of the shares'.
+    /// Adds `other` (another thread's share of the same run, with the same series interval)
+    /// into this one. Histograms add exactly; an entry's percentiles are the highest of the
+    /// shares'.
     pub fn merge_from(&mut self, other: &Stats) {
         self.global.add(&other.global);
         for (name, t) in &other.by_name {
             self.by_name.entry(name.clone()).or_default().add(t);
         }
-        for (e, n) in &other.errors {
-            *self.errors.entry(e.clone()).or_default() += n;
+        for (e, n) in other.errors.iter() {
+            self.errors.add(e, *n);
         }
-        let mut seconds: BTreeMap<u64, Second> =
-            self.seconds.drain(..).map(|s| (s.second, s)).collect();
-        let open = other.current.as_ref().map(|(s, h, ok, ko)| {
-            let ms = |q: f64| {
-                if h.is_empty() {
-                    0.0
-                } else {
-                    h.value_at_quantile(q) as f64 / 1000.0
-                }
-            };
-            Second {
-                second: *s,
-                requests: ok + ko,
-                ok: *ok,
-                ko: *ko,
-                active_users: 0,
-                p50: ms(0.5),
-                p95: ms(0.95),
-                p99: ms(0.99),
-            }
-        });
-        for s in other.seconds.iter().cloned().chain(open) {
-            match seconds.get_mut(&s.second) {
+        let mut series: BTreeMap<u64, SeriesEntry> =
+            self.series.drain(..).map(|s| (s.second, s)).collect();
+        let open = other.current.as_ref().map(|o| o.close(0));
+        for s in other.series.iter().cloned().chain(open) {
+            match series.get_mut(&s.second) {
                 // Shards of one run see the same users: the count is not added.
                 Some(m) => m.absorb(&s, false),
                 None => {
-                    seconds.insert(s.second, s);
+                    series.insert(s.second, s);
                 }
             }
         }
-        self.seconds = seconds.into_values().collect();
+        self.series = series.into_values().collect();
     }
 }
 
 /// The summary of one histogram in Gatling's terms (times in ms).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Summary {
     /// Responses.
     pub count: u64,
@@ -303,4 +454,119 @@ pub const TIME_ROWS: &[(&str, Figure)] = &[
 pub fn rate(count: u64, elapsed: Duration) -> f64 {
     let s = elapsed.as_secs_f64();
     if s > 0.0 { count as f64 / s } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_series_interval_keeps_a_run_within_3600_entries() {
+        let h = |s: u64| Duration::from_secs(s);
+        assert_eq!(series_interval(h(10)), 1);
+        assert_eq!(series_interval(h(3_600)), 1, "an hour is a second an entry");
+        assert_eq!(series_interval(h(3_601)), 2);
+        assert_eq!(series_interval(Duration::from_millis(3_600_001)), 2);
+        assert_eq!(series_interval(h(10 * 3_600)), 10);
+        assert_eq!(series_interval(h(0)), 1);
+    }
+
+    #[test]
+    fn entries_cover_the_interval_and_are_never_more_than_3600() {
+        let mut stats = Stats::new(10);
+        for second in 0..35 {
+            stats.record("r", second, 1_000, 1_000, None, second);
+            stats.record("r", second, 3_000, 1_000, Some("boom"), second);
+        }
+        stats.roll_to(40, 7);
+        let seconds: Vec<u64> = stats.series.iter().map(|e| e.second).collect();
+        assert_eq!(seconds, [0, 10, 20, 30]);
+        assert!(stats.series.iter().all(|e| e.ok + e.ko == e.requests));
+        assert_eq!(stats.series[0].requests, 20, "ten seconds of two responses");
+        assert_eq!(stats.series[3].requests, 10, "the last five seconds");
+        assert_eq!(stats.series[0].active_users, 10, "users at the entry's end");
+        assert_eq!(stats.series[3].active_users, 7);
+        assert!(
+            (stats.series[0].p99 - 3.0).abs() < 0.01,
+            "{:?}",
+            stats.series[0]
+        );
+
+        // A run that overstays its maxDuration piles its last responses into the last entry.
+        let mut stats = Stats::new(1);
+        for second in [0, 1, 3_598, 3_599, 3_600, 5_000] {
+            stats.record("r", second, 1_000, 1_000, None, 1);
+        }
+        stats.roll_to(6_000, 1);
+        let mut all = Stats::new(1);
+        all.merge_from(&stats);
+        assert_eq!(all.series.len() as u64, MAX_SERIES_ENTRIES);
+        assert_eq!(all.series.last().unwrap().second, 3_599);
+        assert_eq!(all.series.last().unwrap().requests, 3);
+        assert_eq!(all.series.iter().map(|e| e.requests).sum::<u64>(), 6);
+    }
+
+    #[test]
+    fn rebucketing_adds_counts_and_keeps_the_highest_percentiles() {
+        let entry = |second, requests, p99, active| SeriesEntry {
+            second,
+            requests,
+            ok: requests,
+            ko: 0,
+            active_users: active,
+            p50: p99 / 2.0,
+            p95: p99,
+            p99,
+        };
+        let fine = [
+            entry(0, 5, 10.0, 3),
+            entry(1, 7, 30.0, 4),
+            entry(2, 1, 20.0, 2),
+            entry(5, 2, 1.0, 1),
+        ];
+        assert_eq!(
+            rebucket(&fine, 3),
+            [
+                SeriesEntry {
+                    ok: 13,
+                    p50: 15.0,
+                    ..entry(0, 13, 30.0, 4)
+                },
+                entry(3, 2, 1.0, 1)
+            ]
+        );
+        assert_eq!(
+            rebucket(&fine, 1),
+            fine,
+            "the same resolution changes nothing"
+        );
+    }
+
+    #[test]
+    fn ko_messages_past_1000_distinct_are_counted_together() {
+        let mut stats = Stats::default();
+        for i in 0..1_500u64 {
+            stats.record("r", 0, 1_000, 1_000, Some(&format!("order {i} failed")), 1);
+        }
+        stats.record("r", 0, 1_000, 1_000, Some("order 7 failed"), 1);
+        assert_eq!(stats.errors.len(), MAX_DISTINCT_ERRORS + 1);
+        assert_eq!(stats.errors.get(OTHER_ERRORS), Some(500));
+        assert_eq!(
+            stats.errors.get("order 7 failed"),
+            Some(2),
+            "known ones still count"
+        );
+        assert_eq!(stats.errors.get("order 1200 failed"), None);
+        assert_eq!(stats.errors.total(), 1_501);
+
+        // Shards merged keep the cap too, and the catch-all adds up.
+        let mut other = Stats::default();
+        for i in 0..1_100u64 {
+            other.record("r", 0, 1_000, 1_000, Some(&format!("refund {i} failed")), 1);
+        }
+        stats.merge_from(&other);
+        assert_eq!(stats.errors.len(), MAX_DISTINCT_ERRORS + 1);
+        assert_eq!(stats.errors.get(OTHER_ERRORS), Some(500 + 1_100));
+        assert_eq!(stats.errors.total(), 1_501 + 1_100);
+    }
 }

@@ -11,9 +11,11 @@ use http_body_util::Full;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-/// Serves `/ok` (200), `/created` (201), `/missing` (404) and `/slow` (200 after 300 ms) on a
-/// free port, on a runtime of its own. `/stalled` answers at once, except that from 500 ms
-/// after the first request the whole server stalls for a second (a GC pause, say).
+/// Serves `/ok` (200), `/created` (201), `/missing` (404), `/slow` (200 after 300 ms) and
+/// `/hold` (200 after a second) on a free port, on a runtime of its own. `/stalled` answers at
+/// once, except that from 500 ms after the first request the whole server stalls for a
+/// second (a GC pause, say). `/big-head` answers with a 1,500-byte header, `/big` with a
+/// 100 kB body ending in `END`.
 fn serve() -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -60,7 +62,21 @@ async fn respond(
             tokio::time::sleep(Duration::from_millis(300)).await;
             (200, "slow")
         }
+        "/hold" => {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            (200, "held")
+        }
         "/json" => (200, r#"{"id":42,"name":"ACME"}"#),
+        "/big-head" => {
+            let mut r = Response::new(Full::new(Bytes::from("ok")));
+            r.headers_mut()
+                .insert("x-big", "a".repeat(1500).parse().unwrap());
+            return r;
+        }
+        "/big" => {
+            let body = format!("{}END", "b".repeat(100_000));
+            return Response::new(Full::new(Bytes::from(body)));
+        }
         p if p.starts_with("/echo/") => {
             let mut r = Response::new(Full::new(Bytes::from(p.to_owned())));
             *r.status_mut() = hyper::StatusCode::OK;
@@ -581,4 +597,324 @@ fn the_throttle_limits_the_request_rate() {
         err.contains("scenario.yaml:2:12: Invalid value at: throttle[0]; reachRps needs `in`"),
         "{err}"
     );
+}
+
+/// The per-second series' active users, by second.
+fn active_users(r: &serde_json::Value) -> std::collections::BTreeMap<u64, u64> {
+    r["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["second"].as_u64().unwrap(),
+                e["activeUsers"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let ramp = |from: u32, to: u32| {
+        scenario(
+            dir.path(),
+            &format!(
+                "baseUrl: http://{addr}\nscenarios:\n  - name: ramp\n    injection: [{{rampConcurrentUsers: {from}, to: {to}, during: 4s}}]\n    \
+                 steps: [{{request: {{name: hold, path: /hold}}}}]\n"
+            ),
+        )
+    };
+    // Up from 0 to 4 over 4 s: slot i is busy from i + 0.5 s and runs users of a second
+    // each until 4 s: 4 + 3 + 2 + 1 users.
+    volley(dir.path(), &ramp(0, 4)).success();
+    let up = results(dir.path());
+    assert_eq!(up["global"]["total"]["count"], 10, "{}", up["errors"]);
+    assert_eq!(up["global"]["ko"]["count"], 0, "{}", up["errors"]);
+    let users = active_users(&up);
+    // Each entry's users are counted as the next second's first response arrives (at
+    // k + 1.5 s), when k + 2 slots are busy (k + 1 if the next has not started yet), at most
+    // the 4 of the ramp's end.
+    for second in 1..=3 {
+        let active = users[&second];
+        assert!(
+            ((second + 1).min(4)..=(second + 2).min(4)).contains(&active),
+            "second {second}: {active} users: {users:?}"
+        );
+    }
+    assert!(users[&1] < users[&3], "rising: {users:?}");
+
+    // Down from 4 to 0 over 4 s: slot i stops starting users at 3.5 - i s: again 10 users.
+    volley(dir.path(), &ramp(4, 0)).success();
+    let down = results(dir.path());
+    assert_eq!(down["global"]["total"]["count"], 10, "{}", down["errors"]);
+    let users = active_users(&down);
+    // Responses come at 1, 2, 3 and 4 s, from 4, 3, 2 and 1 users.
+    for second in 1..=3 {
+        let (active, expected) = (users[&second], 4 - second);
+        assert!(
+            (expected..=expected + 1).contains(&active),
+            "second {second}: {active} users: {users:?}"
+        );
+    }
+    assert!(users[&1] > users[&3], "falling: {users:?}");
+
+    // Mistakes are reported where they are.
+    let file = scenario(
+        dir.path(),
+        "baseUrl: http://127.0.0.1:1\nscenarios:\n  - name: r\n    injection:\n      - rampConcurrentUsers: 1\n        during: 1s\n      \
+         - rampConcurrentUsers: 1\n        to: 2.5\n        during: 1s\n      - rampConcurrentUsers: 1\n        to: 2\n    steps: [{pause: 1s}]\n",
+    );
+    let err = check_fails(&file);
+    assert!(
+        err.contains("scenario.yaml:5:9: Invalid value at: scenarios[0].injection[0]; rampConcurrentUsers needs `to`"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "injection[1]; `to` of rampConcurrentUsers must be a number of users, not 2.5"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("injection[2]; rampConcurrentUsers needs `during`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_checks_pass_and_fail_in_gatlings_words() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("names.csv"), "symbol\nACME\nGLOBEX\n").unwrap();
+    let yaml = format!(
+        r#"baseUrl: http://{addr}
+scenarios:
+  - name: json
+    injection: [{{atOnceUsers: 2}}]
+    steps:
+      - feed: {{file: names.csv}}
+      - request: {{name: exists, path: /json, json: {{pointer: /id}}}}
+      - request: {{name: text, path: /json, json: {{pointer: /name, equals: ACME}}}}
+      - request: {{name: number, path: /json, json: {{pointer: /id, equals: 42}}}}
+      - request: {{name: wrong, path: /json, json: {{pointer: /id, equals: '43'}}}}
+      - request: {{name: absent, path: /json, json: {{pointer: /nope}}}}
+      - request: {{name: session, path: /json, json: {{pointer: /name, equals: '${{symbol}}'}}}}
+      - request: {{name: notjson, path: /ok, json: {{pointer: /id}}}}
+"#
+    );
+    let file = scenario(dir.path(), &yaml);
+    volley(dir.path(), &file).success();
+    let r = results(dir.path());
+    let q = &r["requests"];
+    for name in ["exists", "text", "number"] {
+        assert_eq!(q[name]["ok"]["count"], 2, "{name}: {}", r["errors"]);
+    }
+    let errors = &r["errors"];
+    assert_eq!(
+        errors["jsonPointer(/id).find.is(43), but actually found 42"], 2,
+        "{errors}"
+    );
+    assert_eq!(
+        errors["jsonPointer(/nope).find.exists, but it was not found"], 2,
+        "{errors}"
+    );
+    // The user fed GLOBEX expects it; the one fed ACME finds it.
+    assert_eq!(q["session"]["ok"]["count"], 1, "{errors}");
+    assert_eq!(
+        errors["jsonPointer(/name).find.is(GLOBEX), but actually found ACME"], 1,
+        "{errors}"
+    );
+    assert_eq!(
+        errors["jsonPointer(/id).find.exists preparation crashed: the body is not JSON"], 2,
+        "{errors}"
+    );
+
+    // A pointer that is not one is refused when the file is loaded.
+    let file = scenario(
+        dir.path(),
+        "baseUrl: http://127.0.0.1:1\nscenarios:\n  - name: j\n    injection: [{atOnceUsers: 1}]\n    steps:\n      - request: {name: j, path: /json, json: {pointer: id}}\n",
+    );
+    let err = check_fails(&file);
+    assert!(
+        err.contains("Invalid value at: scenarios[0].steps[0].request.json.pointer; must be empty or start with /"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_file_fed_with_two_strategies_has_a_feeder_for_each() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two.csv"), "symbol\nA\nB\n").unwrap();
+    // The circular feeder never runs dry; the queue of the same file serves two users.
+    let yaml = format!(
+        r#"baseUrl: http://{addr}
+scenarios:
+  - name: circular
+    injection: [{{atOnceUsers: 3}}]
+    steps:
+      - feed: {{file: two.csv, strategy: circular}}
+      - request: {{name: circular, path: '/echo/${{symbol}}'}}
+  - name: queue
+    injection: [{{nothingFor: 500ms}}, {{atOnceUsers: 3}}]
+    steps:
+      - feed: {{file: two.csv, strategy: queue}}
+      - request: {{name: queued, path: '/echo/${{symbol}}'}}
+"#
+    );
+    let file = scenario(dir.path(), &yaml);
+    volley(dir.path(), &file).success();
+    let r = results(dir.path());
+    assert_eq!(
+        r["requests"]["circular"]["ok"]["count"], 3,
+        "{}",
+        r["errors"]
+    );
+    assert_eq!(r["requests"]["queued"]["ok"]["count"], 2, "{}", r["errors"]);
+    assert_eq!(r["errors"]["feeder two.csv is empty"], 1, "{}", r["errors"]);
+}
+
+#[test]
+fn http_read_buffer_bounds_the_response_head_not_the_body() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |read_buffer: &str| {
+        let file = scenario(
+            dir.path(),
+            &format!(
+                "baseUrl: http://{addr}\n{read_buffer}scenarios:\n  - name: b\n    injection: [{{atOnceUsers: 2}}]\n    \
+                 steps:\n      - request: {{name: head, path: /big-head}}\n      - request: {{name: body, path: /big, bodyContains: END}}\n"
+            ),
+        );
+        volley(dir.path(), &file).success();
+        results(dir.path())
+    };
+    // The default, 2 KiB, holds a 1,500-byte header; 100 kB bodies pass through any buffer.
+    let r = run("");
+    assert_eq!(r["global"]["ok"]["count"], 4, "{}", r["errors"]);
+    let r = run("http: {readBuffer: 1KiB}\n");
+    assert_eq!(r["requests"]["body"]["ok"]["count"], 2, "{}", r["errors"]);
+    assert_eq!(
+        r["errors"]["Response head larger than http.readBuffer (1KiB)"], 2,
+        "{}",
+        r["errors"]
+    );
+    // Too small a buffer is refused when the file is loaded.
+    let file = scenario(
+        dir.path(),
+        "baseUrl: http://127.0.0.1:1\nhttp:\n  readBuffer: 100B\nscenarios:\n  - name: b\n    injection: [{atOnceUsers: 1}]\n    steps: [{pause: 1s}]\n",
+    );
+    let err = check_fails(&file);
+    assert!(
+        err.contains(
+            "scenario.yaml:3:15: Invalid value at: http.readBuffer; must be at least 512B"
+        ),
+        "{err}"
+    );
+}
+
+fn volley_cmd() -> Command {
+    Command::cargo_bin("volley").unwrap()
+}
+
+#[test]
+fn the_committed_schema_is_what_volley_schema_prints() {
+    let out = volley_cmd().arg("schema").assert().success();
+    let printed = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let committed =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("results.schema.json"))
+            .unwrap();
+    assert!(
+        printed == committed,
+        "crates/volley/results.schema.json is out of date; write it again with \
+         `cargo run -p volley -- schema > crates/volley/results.schema.json`"
+    );
+}
+
+#[test]
+fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    // An assertion on a request that does not exist has nothing to measure: `actual` is
+    // null, and the file must still validate and load.
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: s\n    injection: [{{atOnceUsers: 3}}]\n    \
+             steps: [{{request: {{name: r, path: /ok}}}}, {{request: {{name: m, path: /missing}}}}]\n\
+             assertions:\n  - {{scope: {{details: nothere}}, stat: allRequests, metric: count, condition: {{gt: 0}}}}\n"
+        ),
+    );
+    volley(dir.path(), &file).code(2);
+    let r = results(dir.path());
+    assert_eq!(r["schema"], 1);
+    assert_eq!(r["seriesInterval"], 1);
+    assert!(r["assertions"][0]["actual"].is_null());
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let problems: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    // The schema is not vacuous: a file missing a field, or with one of the wrong type, fails.
+    let mut broken = r.clone();
+    broken.as_object_mut().unwrap().remove("global");
+    assert!(!validator.is_valid(&broken));
+    let mut broken = r.clone();
+    broken["seconds"][0]["requests"] = serde_json::json!("many");
+    assert!(!validator.is_valid(&broken));
+
+    // `report` reads it back; a newer schema is refused by `report` and `merge`, exit 1.
+    let path = dir.path().join("out/results.json");
+    volley_cmd().arg("report").arg(&path).assert().success();
+    let mut newer = r.clone();
+    newer["schema"] = serde_json::json!(2);
+    let newer_path = dir.path().join("newer.json");
+    std::fs::write(&newer_path, serde_json::to_vec(&newer).unwrap()).unwrap();
+    for args in [vec!["report"], vec!["merge", "-o", "merged.json"]] {
+        let out = volley_cmd()
+            .current_dir(dir.path())
+            .args(&args)
+            .arg(&newer_path)
+            .assert()
+            .code(1);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains("newer.json has results schema 2, newer than schema 1"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    // A file of an older volley, without `schema` (nor `seriesInterval`), still loads.
+    let mut older = r.clone();
+    older.as_object_mut().unwrap().remove("schema");
+    older.as_object_mut().unwrap().remove("seriesInterval");
+    let older_path = dir.path().join("older.json");
+    std::fs::write(&older_path, serde_json::to_vec(&older).unwrap()).unwrap();
+    volley_cmd()
+        .arg("report")
+        .arg(&older_path)
+        .assert()
+        .success();
+    volley_cmd()
+        .arg("merge")
+        .arg(&older_path)
+        .arg(&path)
+        .arg("-o")
+        .arg(dir.path().join("merged.json"))
+        .assert()
+        .success();
+    let merged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("merged.json")).unwrap()).unwrap();
+    assert_eq!(merged["global"]["total"]["count"], 12);
+    assert_eq!(merged["schema"], 1);
+    let problems: Vec<String> = validator
+        .iter_errors(&merged)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
 }
