@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use axum::Router;
 
+use crate::admin::tasks::Task;
 use crate::config::Configuration;
+use ferrowizard_metrics::MetricRegistry;
 
 /// The outcome of a health check: `Ok(message)` healthy, `Err(message)` unhealthy.
 pub type CheckResult = Result<Option<String>, String>;
@@ -32,6 +34,8 @@ where
 pub struct Environment {
     pub(crate) router: Router,
     pub(crate) health_checks: Vec<(String, Arc<dyn HealthCheck>)>,
+    pub(crate) tasks: Vec<(String, Arc<dyn Task>)>,
+    pub(crate) metrics: MetricRegistry,
 }
 
 impl Environment {
@@ -45,6 +49,18 @@ impl Environment {
     pub fn health_check(&mut self, name: impl Into<String>, check: impl HealthCheck) -> &mut Self {
         self.health_checks.push((name.into(), Arc::new(check)));
         self
+    }
+
+    /// Registers an admin task, run by `POST /tasks/{name}` on the admin connector.
+    pub fn task(&mut self, name: impl Into<String>, task: impl Task) -> &mut Self {
+        self.tasks.push((name.into(), Arc::new(task)));
+        self
+    }
+
+    /// The metric registry `/metrics` renders: the application's own metrics go here (or
+    /// through the `metrics` crate's macros, which land here too).
+    pub fn metrics(&self) -> &MetricRegistry {
+        &self.metrics
     }
 }
 

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::admin::Admin;
 use crate::app::{Application, Environment};
 use crate::config::{self, Configuration};
 use crate::server::Server;
@@ -140,12 +141,26 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
         let Environment {
             router,
             health_checks,
+            tasks,
+            metrics,
         } = environment;
+        if let Err(e) = register_metrics(&metrics, guard.logging()) {
+            eprintln!("{}: {e}", app.name());
+            return ExitCode::FAILURE;
+        }
+        let admin = Admin {
+            config: config.admin().clone(),
+            health_checks,
+            tasks,
+            metrics: metrics.clone(),
+            logging: Some(guard.logging().clone()),
+            runtime: tokio::runtime::Handle::current(),
+        };
         let server = match Server::start(
             config.server(),
-            config.admin(),
             router,
-            health_checks,
+            admin.router(),
+            &metrics,
             app.name(),
         )
         .await
@@ -179,6 +194,26 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
     // Dropping the guard writes every queued log line and reports losses on stderr.
     drop(guard);
     code
+}
+
+/// What ferrowizard publishes besides the server's own metrics: the process, the logging
+/// pipeline's counters, and whatever the `metrics` crate's macros record.
+fn register_metrics(
+    metrics: &ferrowizard_metrics::MetricRegistry,
+    logging: &std::sync::Arc<ferrowizard_logging::Logging>,
+) -> Result<(), String> {
+    crate::admin::metrics::register_process(metrics).map_err(|e| format!("metrics: {e}"))?;
+    let names: Vec<String> = logging.stats().into_iter().map(|s| s.name).collect();
+    let logging = logging.clone();
+    crate::admin::metrics::register_appenders(
+        metrics,
+        &names,
+        std::sync::Arc::new(move || logging.stats()),
+    )
+    .map_err(|e| format!("metrics: {e}"))?;
+    // Another recorder installed first (a test harness, say) keeps its place.
+    let _ = ferrowizard_metrics::install_recorder(metrics);
+    Ok(())
 }
 
 async fn wait_for_signal() -> &'static str {

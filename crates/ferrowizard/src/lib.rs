@@ -5,13 +5,16 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod admin;
 pub mod app;
 pub mod cli;
 pub mod config;
 pub mod server;
 
+pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};
 pub use app::{Application, Environment, HealthCheck};
 pub use cli::run;
+pub use ferrowizard_metrics as metrics;
 
 #[doc(hidden)]
 pub mod __private {

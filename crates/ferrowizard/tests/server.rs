@@ -10,7 +10,8 @@ use axum::routing::{get, post};
 use ferrowizard::config::server::{
     ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
 };
-use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
+use ferrowizard::config::{Duration as ConfigDuration, ServerFactory, Size};
+use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
 use tokio::sync::Semaphore;
 
@@ -101,9 +102,9 @@ async fn overload_gets_503_at_once_and_the_rest_are_served() {
     let gate = Arc::new(Semaphore::new(0));
     let server = Server::start(
         &server(4, 0, vec![http(0, 10_000)]),
-        &AdminFactory::default(),
         routes(gate.clone()),
-        Vec::new(),
+        Router::new(),
+        &MetricRegistry::new(),
         "test",
     )
     .await
@@ -142,9 +143,9 @@ async fn queued_requests_wait_for_a_slot_and_are_served() {
     let gate = Arc::new(Semaphore::new(0));
     let server = Server::start(
         &server(2, 3, vec![http(0, 10_000)]),
-        &AdminFactory::default(),
         routes(gate.clone()),
-        Vec::new(),
+        Router::new(),
+        &MetricRegistry::new(),
         "test",
     )
     .await
@@ -198,9 +199,9 @@ async fn hostile_clients_get_errors_and_the_server_serves_on() {
     let gate = Arc::new(Semaphore::new(100));
     let server = Server::start(
         &server(64, 64, vec![http(0, 1_000)]),
-        &AdminFactory::default(),
         routes(gate),
-        Vec::new(),
+        Router::new(),
+        &MetricRegistry::new(),
         "test",
     )
     .await
@@ -284,9 +285,9 @@ async fn admin_binds_loopback_and_https_serves() {
     });
     let server = Server::start(
         &server(8, 8, vec![https]),
-        &AdminFactory::default(),
         routes(Arc::new(Semaphore::new(1))),
-        Vec::new(),
+        Router::new(),
+        &MetricRegistry::new(),
         "test",
     )
     .await
@@ -332,9 +333,9 @@ async fn a_port_in_use_is_one_clear_error() {
     let port = taken.local_addr().unwrap().port();
     let Err(e) = Server::start(
         &server(8, 8, vec![http(port, 1000)]),
-        &AdminFactory::default(),
         Router::new(),
-        Vec::new(),
+        Router::new(),
+        &MetricRegistry::new(),
         "test",
     )
     .await

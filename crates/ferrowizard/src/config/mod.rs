@@ -28,13 +28,89 @@ section! {
 }
 
 section! {
-    /// `admin:`: the admin interface's health checks and tasks.
+    /// `admin:`: the admin interface's health checks, tasks, endpoints and who may use them.
     pub struct AdminFactory {
         /// Health checks.
         #[garde(dive)]
         health_checks: HealthChecksFactory = HealthChecksFactory::default(),
         /// Tasks.
         tasks: TasksFactory = TasksFactory::default(),
+        /// Which endpoints are served (DropWizard serves them all, always).
+        endpoints: EndpointsFactory = EndpointsFactory::default(),
+        /// Credentials every admin request must carry; none by default (the admin connector
+        /// binds 127.0.0.1 unless `bindHost` says otherwise).
+        #[garde(dive)]
+        auth: Option<AdminAuth> = None,
+    }
+}
+
+section! {
+    /// `admin.endpoints:`: switch admin endpoints off (`/healthcheck` is
+    /// `admin.healthChecks.servletEnabled`).
+    pub struct EndpointsFactory {
+        /// `/ping`.
+        ping: bool = true,
+        /// `/metrics` and `/metrics/prometheus`.
+        metrics: bool = true,
+        /// `/threads`.
+        threads: bool = true,
+        /// `/tasks` and `/tasks/{name}`.
+        tasks: bool = true,
+    }
+}
+
+/// `admin.auth:`: `{bearer: TOKEN}` or `{basic: {username, password}}`; take the secrets from
+/// the environment (`${ADMIN_TOKEN}`) rather than writing them in the file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AdminAuth {
+    /// `Authorization: Bearer TOKEN`.
+    Bearer(Secret),
+    /// `Authorization: Basic base64(username:password)`.
+    Basic(BasicCredentials),
+}
+
+impl garde::Validate for AdminAuth {
+    type Context = ();
+
+    fn validate_into(
+        &self,
+        _: &(),
+        parent: &mut dyn FnMut() -> garde::Path,
+        report: &mut garde::Report,
+    ) {
+        let empty = match self {
+            AdminAuth::Bearer(token) => token.0.is_empty(),
+            AdminAuth::Basic(b) => b.username.is_empty() || b.password.0.is_empty(),
+        };
+        if empty {
+            report.append(
+                parent(),
+                garde::Error::new("credentials must not be empty (an unset ${VAR}?)"),
+            );
+        }
+    }
+}
+
+section! {
+    /// `admin.auth.basic:`.
+    pub struct BasicCredentials {
+        /// The user name.
+        username: String = String::new(),
+        /// The password.
+        password: Secret = Secret::default(),
+    }
+}
+
+/// A credential: written to YAML as it is (so that `check --dump` loads back), but never
+/// shown by `Debug`, so that it stays out of logs.
+#[derive(Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
     }
 }
 
@@ -60,8 +136,10 @@ fn positive_duration(d: &Duration, _: &()) -> garde::Result {
 section! {
     /// `admin.tasks:`.
     pub struct TasksFactory {
-        /// Include the stack trace in a failed task's reply.
+        /// Include the error's chain of causes in a failed task's reply.
         print_stack_trace_on_error: bool = false,
+        /// The largest request body a task accepts (larger: 413).
+        max_body_size: Size = Size::kibibytes(64),
     }
 }
 

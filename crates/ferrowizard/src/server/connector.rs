@@ -4,7 +4,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -49,14 +49,29 @@ pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<T
     TcpListener::from_std(socket.into())
 }
 
-/// Counts live connections, so that shutdown can wait for them.
+/// Counts a connector's live connections: shutdown waits for them, a gauge shows them.
 #[derive(Clone, Debug, Default)]
-pub struct Connections(Arc<()>);
+pub struct Connections(Arc<AtomicUsize>);
 
 impl Connections {
     /// Connections still open.
     pub fn open(&self) -> usize {
-        Arc::strong_count(&self.0) - 1
+        self.0.load(Relaxed)
+    }
+
+    /// Counts one more connection until the returned guard drops.
+    fn opened(&self) -> OpenConnection {
+        self.0.fetch_add(1, Relaxed);
+        OpenConnection(self.clone())
+    }
+}
+
+/// One live connection (counted from accept to close, TLS handshake included).
+struct OpenConnection(Connections);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        (self.0).0.fetch_sub(1, Relaxed);
     }
 }
 
@@ -91,7 +106,7 @@ pub async fn accept_loop(
             settings: settings.clone(),
             shutdown: shutdown.clone(),
             peer,
-            guard: connections.clone(),
+            _open: connections.opened(),
         };
         let tls = tls.clone();
         tokio::spawn(async move {
@@ -124,12 +139,11 @@ struct Connection {
     settings: ConnectionSettings,
     shutdown: watch::Receiver<bool>,
     peer: SocketAddr,
-    guard: Connections,
+    _open: OpenConnection,
 }
 
 impl Connection {
     async fn serve<T: AsyncRead + AsyncWrite + Unpin + Send + 'static>(self, io: T) {
-        let _open = self.guard.clone();
         let started = Instant::now();
         let activity = Arc::new(AtomicU64::new(0));
         let io = TokioIo::new(Watched {

@@ -2,11 +2,13 @@
 //! interface, and graceful shutdown.
 //!
 //! A request's path: [`connector`] accepts and reads it (header timeout, size limit, idle
-//! timeout) → [`request_log`] notes it → [`limits`] admits it or answers 503/405 → body limit,
-//! compression and panic catching (tower-http) → the application's axum router.
+//! timeout) → [`request_log`] notes it → [`metrics`] times it → [`limits`] admits it or
+//! answers 503/405 → body limit, compression and panic catching (tower-http) → the
+//! application's axum router (where the route's own timer runs).
 
 pub mod connector;
 pub mod limits;
+pub mod metrics;
 pub mod request_log;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -15,8 +17,6 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
-use axum::response::IntoResponse;
-use axum::routing::get;
 use http::{Response, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -26,11 +26,12 @@ use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
 use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::app::{CheckResult, HealthCheck};
+use crate::config::Size;
 use crate::config::server::{ConnectorFactory, GzipFactory, ServerFactory, TlsProtocol};
-use crate::config::{AdminFactory, Size};
 use connector::{ConnectionSettings, Connections, HttpService};
+use ferrowizard_metrics::{MetricRegistry, RegistryError};
 use limits::{AllowedMethodsLayer, OverloadLayer};
+use metrics::{RequestMetrics, RequestMetricsLayer};
 use request_log::{RequestLog, RequestLogLayer};
 
 /// A startup failure, printed as one line.
@@ -65,6 +66,10 @@ pub enum StartError {
     /// The request log's appenders could not start.
     #[error("server.requestLog: {0}")]
     RequestLog(#[from] ferrowizard_logging::BuildError),
+    /// A metric name taken by another kind of metric (the application registered one of
+    /// ferrowizard's names).
+    #[error("metrics: {0}")]
+    Metrics(#[from] RegistryError),
 }
 
 /// One listening connector.
@@ -82,7 +87,8 @@ pub struct Bound {
 pub struct Server {
     bound: Vec<Bound>,
     shutdown: watch::Sender<bool>,
-    connections: Connections,
+    /// The application connectors' open connections, one set per connector.
+    connections: Vec<Connections>,
     admin_runtime: Option<(std::thread::JoinHandle<()>, watch::Sender<bool>)>,
     request_log: Option<Arc<RequestLog>>,
     grace: Duration,
@@ -147,7 +153,7 @@ fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
     }
 }
 
-/// The protective layers and the request log around a router.
+/// The protective layers, the metrics and the request log around a router.
 fn stack(
     router: Router,
     overload: &OverloadLayer,
@@ -155,6 +161,7 @@ fn stack(
     gzip: &GzipFactory,
     max_body: Size,
     request_log: Option<&Arc<RequestLog>>,
+    metrics: &Arc<RequestMetrics>,
 ) -> HttpService {
     let compression = CompressionLayer::new().gzip(gzip.enabled).compress_when(
         SizeAbove::new(gzip.minimum_entity_size.to_bytes()).and(DefaultPredicate::new()),
@@ -162,7 +169,18 @@ fn stack(
     let body_limit = usize::try_from(max_body.to_bytes()).unwrap_or(usize::MAX);
     // Outermost first; each `map_response` turns the body of the layer below it back into
     // axum's `Body`.
+    // axum refuses a route layer on a router without routes (an admin side with every
+    // endpoint switched off).
+    let router = if router.has_routes() {
+        let metrics = metrics.clone();
+        router.route_layer(axum::middleware::from_fn(move |req, next| {
+            routed(metrics.clone(), req, next)
+        }))
+    } else {
+        router
+    };
     let inner = ServiceBuilder::new()
+        .layer(RequestMetricsLayer(metrics.clone()))
         .layer(overload.clone())
         .layer(AllowedMethodsLayer::new(allowed))
         .map_response(|r: Response<_>| r.map(Body::new))
@@ -171,7 +189,7 @@ fn stack(
         .layer(compression)
         .map_response(|r: Response<_>| r.map(Body::new))
         .layer(CatchPanicLayer::custom(panicked))
-        .service(router.route_layer(axum::middleware::from_fn(routed)));
+        .service(router);
     match request_log {
         Some(log) => connector::boxed(
             ServiceBuilder::new()
@@ -183,14 +201,25 @@ fn stack(
     }
 }
 
-/// The server's DEBUG event for a request the router matched, with its route template.
-async fn routed(req: axum::extract::Request, next: axum::middleware::Next) -> Response<Body> {
+/// A request the router matched: the server's DEBUG event with its route template, and the
+/// route's timer.
+async fn routed(
+    metrics: Arc<RequestMetrics>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response<Body> {
     let route = req
         .extensions()
         .get::<axum::extract::MatchedPath>()
         .map_or("?", |m| m.as_str());
     tracing::debug!(target: "ferrowizard::server::routing", method = %req.method(), route, "routed");
-    next.run(req).await
+    let timer = metrics.route(req.method(), route);
+    let started = Instant::now();
+    let response = next.run(req).await;
+    if let Some(t) = timer {
+        t.update(started.elapsed());
+    }
+    response
 }
 
 /// A handler panicked: 500, an ERROR line with the panic message, and serving goes on.
@@ -206,74 +235,6 @@ fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response<String
     r
 }
 
-/// The admin interface's routes.
-pub fn admin_router(checks: Vec<(String, Arc<dyn HealthCheck>)>, admin: &AdminFactory) -> Router {
-    let mut router = Router::new().route("/ping", get(|| async { "pong\n" }));
-    if admin.health_checks.servlet_enabled {
-        let checks = Arc::new(checks);
-        let timeout = admin.health_checks.timeout.get();
-        router = router.route(
-            "/healthcheck",
-            get(move || healthcheck(checks.clone(), timeout)),
-        );
-    }
-    router
-}
-
-/// Runs every check (each within `timeout`) and answers in DropWizard's shape: 200 all
-/// healthy, 500 any unhealthy, 501 none registered.
-async fn healthcheck(
-    checks: Arc<Vec<(String, Arc<dyn HealthCheck>)>>,
-    timeout: Duration,
-) -> impl IntoResponse {
-    if checks.is_empty() {
-        return (StatusCode::NOT_IMPLEMENTED, axum::Json(Report::new()));
-    }
-    let mut results = Vec::with_capacity(checks.len());
-    for (name, check) in checks.iter() {
-        let started = Instant::now();
-        let result: CheckResult = match tokio::time::timeout(timeout, check.check()).await {
-            Ok(r) => r,
-            Err(_) => Err(format!("timed out after {} ms", timeout.as_millis())),
-        };
-        results.push((name.clone(), result, started.elapsed()));
-    }
-    let healthy = results.iter().all(|(_, r, _)| r.is_ok());
-    let timestamp = jiff::Timestamp::now().to_string();
-    let mut body = Report::new();
-    for (name, result, took) in results {
-        let (ok, message) = match result {
-            Ok(m) => (true, m),
-            Err(m) => (false, Some(m)),
-        };
-        let mut entry = std::collections::BTreeMap::new();
-        entry.insert("healthy", CheckValue::Bool(ok));
-        if let Some(m) = message {
-            entry.insert("message", CheckValue::Text(m));
-        }
-        entry.insert("duration", CheckValue::Number(took.as_millis() as u64));
-        entry.insert("timestamp", CheckValue::Text(timestamp.clone()));
-        body.insert(name, entry);
-    }
-    let status = if healthy {
-        StatusCode::OK
-    } else {
-        StatusCode::INTERNAL_SERVER_ERROR
-    };
-    (status, axum::Json(body))
-}
-
-type Report =
-    std::collections::BTreeMap<String, std::collections::BTreeMap<&'static str, CheckValue>>;
-
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum CheckValue {
-    Bool(bool),
-    Number(u64),
-    Text(String),
-}
-
 fn prefixed(router: Router, path: &str) -> Router {
     let path = path.trim_end_matches('/');
     if path.is_empty() {
@@ -284,23 +245,26 @@ fn prefixed(router: Router, path: &str) -> Router {
 }
 
 impl Server {
-    /// Binds every connector `server` describes and starts serving. Must be called inside a
-    /// tokio runtime. The admin connectors get a runtime of their own (one thread), so that
-    /// application load cannot starve them.
+    /// Binds every connector `server` describes and starts serving `app_router` on the
+    /// application connectors and `admin_router` (see [`crate::admin::Admin`]) on the admin
+    /// connectors. Must be called inside a tokio runtime. The admin connectors get a runtime
+    /// of their own (one thread), so that application load cannot starve them. The server's
+    /// metrics (requests, routes, status classes, connections, overload, the request log's
+    /// counters) go to `metrics`.
     pub async fn start(
         server: &ServerFactory,
-        admin: &AdminFactory,
         app_router: Router,
-        checks: Vec<(String, Arc<dyn HealthCheck>)>,
+        admin_router: Router,
+        metrics: &MetricRegistry,
         app_name: &str,
     ) -> Result<Server, StartError> {
         let all = Ipv4Addr::UNSPECIFIED.into();
         let loopback = Ipv4Addr::LOCALHOST.into();
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let connections = Connections::default();
+        let mut connections = Vec::new();
         let mut bound = Vec::new();
         let mut overloads = Vec::new();
-        let admin_router = admin_router(checks, admin);
+        let request_metrics = Arc::new(RequestMetrics::new(metrics)?);
         let shared = server.shared();
         let (max_threads, max_queued, allowed, gzip, max_body, grace) = (
             shared.max_threads,
@@ -311,6 +275,19 @@ impl Server {
             shared.shutdown_grace_period,
         );
         let request_log = RequestLog::start(shared.request_log, app_name)?;
+        if let Some(log) = &request_log {
+            let names = log
+                .appenders()
+                .iter()
+                .map(|a| a.name().to_owned())
+                .collect::<Vec<_>>();
+            let log = log.clone();
+            crate::admin::metrics::register_appenders(
+                metrics,
+                &names,
+                Arc::new(move || log.appenders().iter().map(|a| a.stats()).collect()),
+            )?;
+        }
 
         let mut listeners: Vec<(Plan, TcpListener, Option<tokio_rustls::TlsAcceptor>)> = Vec::new();
         let plans: Vec<(Plan, Router)> = match server {
@@ -371,6 +348,7 @@ impl Server {
             listeners.push((plan, listener, tls));
         }
         let mut admin_jobs = Vec::new();
+        let mut index = std::collections::HashMap::<&str, usize>::new();
         for ((plan, listener, tls), router) in listeners.into_iter().zip(routers) {
             let wanted = address(&plan)?;
             let addr = listener.local_addr().map_err(|source| StartError::Bind {
@@ -389,6 +367,10 @@ impl Server {
                 _ => OverloadLayer::new(max_threads, max_queued),
             };
             overloads.push(overload.state());
+            // `application[0]`, `admin[0]`...: the label of this connector's metrics.
+            let n = index.entry(plan.role).or_default();
+            let connector_name = format!("{}[{n}]", plan.role);
+            *n += 1;
             let service = stack(
                 router,
                 &overload,
@@ -396,19 +378,23 @@ impl Server {
                 gzip,
                 max_body,
                 request_log.as_ref(),
+                &request_metrics,
             );
             let (conn_settings, _, _) = settings(&plan.connector);
             if plan.role == "admin" {
                 admin_jobs.push((listener.into_std(), tls, service, conn_settings));
             } else {
+                let open = Connections::default();
+                register_connector(metrics, &connector_name, &open, &overload.state())?;
                 tokio::spawn(connector::accept_loop(
                     listener,
                     tls,
                     service,
                     conn_settings,
                     shutdown_rx.clone(),
-                    connections.clone(),
+                    open.clone(),
                 ));
+                connections.push(open);
             }
         }
         let admin_runtime = if admin_jobs.is_empty() {
@@ -447,10 +433,16 @@ impl Server {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
         let deadline = Instant::now() + self.grace;
-        while self.connections.open() > 0 && Instant::now() < deadline {
+        let open = || {
+            self.connections
+                .iter()
+                .map(Connections::open)
+                .sum::<usize>()
+        };
+        while open() > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let left = self.connections.open();
+        let left = open();
         if left > 0 {
             tracing::warn!(target: "ferrowizard::server", connections = left, grace_ms = self.grace.as_millis() as u64, "connections still open after the grace period are closed");
         }
@@ -461,6 +453,30 @@ impl Server {
         }
         left
     }
+}
+
+/// A connector's gauges: open connections and requests refused for overload.
+fn register_connector(
+    registry: &MetricRegistry,
+    name: &str,
+    open: &Connections,
+    overload: &Arc<limits::Overload>,
+) -> Result<(), RegistryError> {
+    registry.describe("ferrowizard.connections", "Open connections, by connector");
+    registry.describe(
+        "ferrowizard.overload.rejected",
+        "Requests answered 503 because maxThreads and maxQueuedRequests were full, by connector",
+    );
+    let labels = [("connector", name)];
+    let open = open.clone();
+    registry.gauge("ferrowizard.connections", &labels, move || {
+        open.open() as f64
+    })?;
+    let overload = overload.clone();
+    registry.counter_fn("ferrowizard.overload.rejected", &labels, move || {
+        overload.rejected() as f64
+    })?;
+    Ok(())
 }
 
 type AdminJob = (

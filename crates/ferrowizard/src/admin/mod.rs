@@ -1,0 +1,118 @@
+//! The admin interface: what operators live in, on the admin connector.
+//!
+//! `/ping`, `/healthcheck` ([`health`]), `/metrics` and `/metrics/prometheus` ([`metrics`]),
+//! `/threads` ([`threads`]), `GET /tasks` and `POST /tasks/{name}` ([`tasks`], with the
+//! built-in `log-level`). Safe by default where DropWizard is not: the admin connector binds
+//! 127.0.0.1 unless `bindHost` says otherwise, `admin.auth` can require credentials on every
+//! admin path ([`auth`]), and each endpoint can be switched off (`admin.endpoints`).
+
+mod auth;
+pub mod health;
+pub mod metrics;
+pub mod tasks;
+pub mod threads;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+use ferrowizard_logging::Logging;
+use ferrowizard_metrics::MetricRegistry;
+use tokio::runtime::Handle;
+
+use crate::app::HealthCheck;
+use crate::config::AdminFactory;
+use tasks::{Task, Tasks};
+
+/// Everything the admin interface shows and acts on.
+pub struct Admin {
+    /// `admin:`.
+    pub config: AdminFactory,
+    /// The application's health checks.
+    pub health_checks: Vec<(String, Arc<dyn HealthCheck>)>,
+    /// The application's tasks.
+    pub tasks: Vec<(String, Arc<dyn Task>)>,
+    /// The metrics `/metrics` renders.
+    pub metrics: MetricRegistry,
+    /// The logging pipeline (for `log-level`), when the service installed one.
+    pub logging: Option<Arc<Logging>>,
+    /// The application's runtime (the admin side runs on a thread of its own): checked by
+    /// the `runtime` health check and shown by `/threads`.
+    pub runtime: Handle,
+}
+
+impl Admin {
+    /// The admin routes, behind `admin.auth` when it is set.
+    pub fn router(self) -> Router {
+        let Admin {
+            config,
+            health_checks,
+            tasks,
+            metrics,
+            logging,
+            runtime,
+        } = self;
+        if health_checks.is_empty() {
+            tracing::warn!(
+                target: "ferrowizard::admin",
+                "THIS APPLICATION HAS NO HEALTH CHECKS: /healthcheck answers 501 until it registers one (Environment::health_check)"
+            );
+        }
+        let endpoints = &config.endpoints;
+        let mut router = Router::new();
+        if endpoints.ping {
+            router = router.route("/ping", get(|| async { "pong\n" }));
+        }
+        if config.health_checks.servlet_enabled {
+            let checks = health::Checks {
+                application: Arc::new(health_checks),
+                builtin: Arc::new(vec![(
+                    "runtime".to_owned(),
+                    Arc::new(health::RuntimeCheck(runtime.clone())) as Arc<dyn HealthCheck>,
+                )]),
+                timeout: config.health_checks.timeout.get(),
+            };
+            router = router.route(
+                "/healthcheck",
+                get(move || health::healthcheck(checks.clone())),
+            );
+        }
+        if endpoints.metrics {
+            router = router.merge(metrics::routes(metrics));
+        }
+        if endpoints.threads {
+            let runtime = runtime.clone();
+            router = router.route(
+                "/threads",
+                get(move || {
+                    let runtime = runtime.clone();
+                    async move { threads::render(&runtime) }
+                }),
+            );
+        }
+        if endpoints.tasks {
+            let mut all: BTreeMap<String, Arc<dyn Task>> = BTreeMap::new();
+            if let Some(logging) = &logging {
+                all.insert(
+                    "log-level".to_owned(),
+                    Arc::new(tasks::log_level_task(logging.levels().clone())),
+                );
+            }
+            all.extend(tasks);
+            let max_body =
+                usize::try_from(config.tasks.max_body_size.to_bytes()).unwrap_or(usize::MAX);
+            router = router
+                .merge(Tasks::new(all, max_body, config.tasks.print_stack_trace_on_error).routes());
+        }
+        match &config.auth {
+            Some(a) => {
+                let guard = Arc::new(auth::Guard::new(a));
+                router.layer(axum::middleware::from_fn(move |req, next| {
+                    auth::require(guard.clone(), req, next)
+                }))
+            }
+            None => router,
+        }
+    }
+}
