@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
+use ferrowizard::HealthCheck;
+use ferrowizard::admin::Admin;
 use ferrowizard::config::server::{
     ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
 };
-use ferrowizard::config::{Duration as ConfigDuration, ServerFactory, Size};
+use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
 use tokio::sync::Semaphore;
@@ -100,11 +102,12 @@ fn app_addr(s: &Server) -> SocketAddr {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overload_gets_503_at_once_and_the_rest_are_served() {
     let gate = Arc::new(Semaphore::new(0));
+    let metrics = MetricRegistry::new();
     let server = Server::start(
         &server(4, 0, vec![http(0, 10_000)]),
         routes(gate.clone()),
         Router::new(),
-        &MetricRegistry::new(),
+        &metrics,
         "test",
     )
     .await
@@ -135,6 +138,14 @@ async fn overload_gets_503_at_once_and_the_rest_are_served() {
         }
     }
     assert_eq!((ok, rejected), (4, 6));
+    // The 503s are in the 5xx meter and the overload counter, the 200s in 2xx.
+    let m: serde_json::Value = serde_json::from_str(&metrics.render_json(false)).unwrap();
+    assert_eq!(m["meters"]["ferrowizard.responses.5xx"]["count"], 6, "{m}");
+    assert_eq!(m["meters"]["ferrowizard.responses.2xx"]["count"], 4, "{m}");
+    assert_eq!(
+        m["counters"]["ferrowizard.overload.rejected.application[0]"]["count"], 6,
+        "{m}"
+    );
     server.shutdown().await;
 }
 
@@ -350,4 +361,81 @@ async fn a_port_in_use_is_one_clear_error() {
         "{message}"
     );
     assert!(!message.contains('\n'));
+}
+
+fn admin_addr(s: &Server) -> SocketAddr {
+    s.bound().iter().find(|b| b.role == "admin").unwrap().addr
+}
+
+/// A server whose admin side has `checks` (each named) with a 300 ms timeout.
+async fn with_checks(checks: Vec<(String, Arc<dyn HealthCheck>)>) -> Server {
+    let mut config = AdminFactory::default();
+    config.health_checks.timeout = ConfigDuration::milliseconds(300);
+    let admin = Admin {
+        config,
+        health_checks: checks,
+        tasks: Vec::new(),
+        metrics: MetricRegistry::new(),
+        logging: None,
+        runtime: tokio::runtime::Handle::current(),
+    };
+    Server::start(
+        &server(8, 8, vec![http(0, 10_000)]),
+        routes(Arc::new(Semaphore::new(1))),
+        admin.router(),
+        &MetricRegistry::new(),
+        "test",
+    )
+    .await
+    .unwrap()
+}
+
+fn body(response: &str) -> serde_json::Value {
+    let (_, body) = response.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {response}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_health_check_is_answered_within_its_timeout() {
+    let hangs = || async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(None)
+    };
+    let fine = || async { Ok(Some("all good".to_owned())) };
+    let server = with_checks(vec![
+        (
+            "database".to_owned(),
+            Arc::new(hangs) as Arc<dyn HealthCheck>,
+        ),
+        ("cache".to_owned(), Arc::new(fine) as Arc<dyn HealthCheck>),
+    ])
+    .await;
+    let addr = admin_addr(&server);
+    let asked = std::time::Instant::now();
+    let response = tokio::task::spawn_blocking(move || get_close(addr, "/healthcheck"))
+        .await
+        .unwrap();
+    let took = asked.elapsed();
+    assert_eq!(status(&response), 500, "{response}");
+    assert!(took < Duration::from_secs(2), "answered after {took:?}");
+    let report = body(&response);
+    assert_eq!(report["database"]["healthy"], false);
+    assert_eq!(report["database"]["message"], "timed out after 300 ms");
+    assert_eq!(report["cache"]["healthy"], true);
+    assert_eq!(report["cache"]["message"], "all good");
+    assert_eq!(report["runtime"]["healthy"], true);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_application_checks_healthcheck_is_501() {
+    let server = with_checks(Vec::new()).await;
+    let addr = admin_addr(&server);
+    let response = tokio::task::spawn_blocking(move || get_close(addr, "/healthcheck"))
+        .await
+        .unwrap();
+    assert_eq!(status(&response), 501, "{response}");
+    // The built-in check still runs and says how the runtime is doing.
+    assert_eq!(body(&response)["runtime"]["healthy"], true);
+    server.shutdown().await;
 }

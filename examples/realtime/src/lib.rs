@@ -5,7 +5,7 @@ pub mod bare;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use axum::Json;
@@ -36,6 +36,8 @@ pub struct Quote {
 /// The in-memory feed.
 pub struct Feed {
     quotes: RwLock<BTreeMap<String, Quote>>,
+    /// Set by an operator (the `feed` admin task): prices stop moving.
+    paused: AtomicBool,
     ticks: AtomicU64,
     last_tick: std::sync::Mutex<Instant>,
     interval: Duration,
@@ -70,6 +72,7 @@ impl Feed {
             .collect();
         Arc::new(Feed {
             quotes: RwLock::new(quotes),
+            paused: AtomicBool::new(false),
             ticks: AtomicU64::new(0),
             last_tick: std::sync::Mutex::new(Instant::now()),
             interval,
@@ -82,6 +85,9 @@ impl Feed {
         let mut tick = tokio::time::interval(self.interval);
         loop {
             tick.tick().await;
+            if self.paused.load(Relaxed) {
+                continue;
+            }
             let n = self.ticks.fetch_add(1, Relaxed);
             let mut quotes = self.quotes.write().await;
             for (i, q) in quotes.values_mut().enumerate() {
@@ -98,8 +104,17 @@ impl Feed {
         }
     }
 
+    /// Stops (`true`) or restarts the price moves: what an operator does during a market
+    /// halt. Returns whether the feed was paused before.
+    pub fn pause(&self, paused: bool) -> bool {
+        self.paused.swap(paused, Relaxed)
+    }
+
     /// Healthy while the feed ticks: the last tick is at most ten intervals old.
     pub fn healthy(&self) -> Result<Option<String>, String> {
+        if self.paused.load(Relaxed) {
+            return Err("paused by an operator (POST /tasks/feed?action=resume)".into());
+        }
         let age = self
             .last_tick
             .lock()
@@ -187,6 +202,8 @@ async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
     }
     drop(quotes);
     let id = feed.events.fetch_add(1, Relaxed) + 1;
+    // Through the `metrics` facade, as a library would: it lands in ferrowizard's registry.
+    metrics::counter!("realtime.events.accepted").increment(1);
     tracing::info!(target: "realtime::events", id, %symbol, kind = %event.kind, quantity = event.quantity, "event accepted");
     (StatusCode::ACCEPTED, Json(serde_json::json!({ "id": id }))).into_response()
 }

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use ferrowizard::config::Duration;
-use ferrowizard::{Application, Environment};
+use ferrowizard::{Application, Environment, TaskError, TaskParams};
 use realtime::Feed;
 
 ferrowizard::configuration! {
@@ -54,11 +54,30 @@ impl Application for Realtime {
         let feed = Feed::new(&symbols, interval);
         tokio::spawn(feed.clone().run());
         let check = feed.clone();
+        let task = feed.clone();
         environment
             .routes(realtime::routes(feed))
             .health_check("quotes", move || {
                 let feed = check.clone();
                 async move { feed.healthy() }
+            })
+            .task("feed", move |params: TaskParams| {
+                let feed = task.clone();
+                async move {
+                    match params.get("action") {
+                        Some("pause") => {
+                            feed.pause(true);
+                            Ok("feed paused: prices no longer move".to_owned())
+                        }
+                        Some("resume") => {
+                            feed.pause(false);
+                            Ok("feed resumed".to_owned())
+                        }
+                        other => Err(TaskError::BadRequest(format!(
+                            "action must be pause or resume, not {other:?}"
+                        ))),
+                    }
+                }
             });
         Ok(())
     }

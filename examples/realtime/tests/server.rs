@@ -1,103 +1,15 @@
 //! `realtime server` as a user runs it: the real binary, real sockets, real files.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+mod common;
+
+use std::io::{BufReader, Read};
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-struct Service {
-    child: Child,
-    app: SocketAddr,
-    admin: SocketAddr,
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `realtime server` with `config` and reads the bound addresses it prints.
-fn start(config: &Path) -> Service {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_realtime"))
-        .arg("server")
-        .arg(config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn realtime");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let mut find = |role: &str| -> SocketAddr {
-        let line = lines.next().expect("a line").expect("utf-8");
-        let addr = line
-            .rsplit("://")
-            .next()
-            .unwrap_or_default()
-            .replace("0.0.0.0", "127.0.0.1");
-        assert!(line.contains(role), "{line}");
-        addr.parse()
-            .unwrap_or_else(|_| panic!("an address in {line}"))
-    };
-    let app = find("application");
-    let admin = find("admin");
-    // Keep draining stdout so the child never blocks on it.
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    Service { child, app, admin }
-}
-
-fn sigterm(child: &Child) {
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status()
-        .expect("kill");
-    assert!(status.success());
-}
-
-/// One HTTP/1.1 request on a kept-alive connection; returns the status.
-fn get(stream: &mut BufReader<TcpStream>, path: &str) -> std::io::Result<u16> {
-    write!(
-        stream.get_mut(),
-        "GET {path} HTTP/1.1\r\nHost: test\r\nUser-Agent: realtime-test\r\n\r\n"
-    )?;
-    let mut status_line = String::new();
-    if stream.read_line(&mut status_line)? == 0 {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "closed",
-        ));
-    }
-    let status: u16 = status_line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(status_line.clone()))?;
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        stream.read_line(&mut line)?;
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body)?;
-    Ok(status)
-}
-
-fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
-    let s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    BufReader::new(s)
-}
+use common::{connect, get, sigterm, start, write_config};
 
 fn config(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("config.yaml");
@@ -225,12 +137,6 @@ fn sigterm_under_load_loses_no_request_log_line() {
         lines, done,
         "request-log lines vs responses the clients completed"
     );
-}
-
-fn write_config(dir: &Path, body: &str) -> std::path::PathBuf {
-    let path = dir.join("config.yaml");
-    std::fs::write(&path, body.replace("DIR", &dir.display().to_string())).unwrap();
-    path
 }
 
 fn run_and_stop(config: &Path, requests: &[&str]) {

@@ -161,7 +161,7 @@ fn stack(
     gzip: &GzipFactory,
     max_body: Size,
     request_log: Option<&Arc<RequestLog>>,
-    metrics: &Arc<RequestMetrics>,
+    metrics: Option<&Arc<RequestMetrics>>,
 ) -> HttpService {
     let compression = CompressionLayer::new().gzip(gzip.enabled).compress_when(
         SizeAbove::new(gzip.minimum_entity_size.to_bytes()).and(DefaultPredicate::new()),
@@ -172,7 +172,7 @@ fn stack(
     // axum refuses a route layer on a router without routes (an admin side with every
     // endpoint switched off).
     let router = if router.has_routes() {
-        let metrics = metrics.clone();
+        let metrics = metrics.cloned();
         router.route_layer(axum::middleware::from_fn(move |req, next| {
             routed(metrics.clone(), req, next)
         }))
@@ -180,7 +180,7 @@ fn stack(
         router
     };
     let inner = ServiceBuilder::new()
-        .layer(RequestMetricsLayer(metrics.clone()))
+        .option_layer(metrics.map(|m| RequestMetricsLayer(m.clone())))
         .layer(overload.clone())
         .layer(AllowedMethodsLayer::new(allowed))
         .map_response(|r: Response<_>| r.map(Body::new))
@@ -204,7 +204,7 @@ fn stack(
 /// A request the router matched: the server's DEBUG event with its route template, and the
 /// route's timer.
 async fn routed(
-    metrics: Arc<RequestMetrics>,
+    metrics: Option<Arc<RequestMetrics>>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response<Body> {
@@ -213,7 +213,7 @@ async fn routed(
         .get::<axum::extract::MatchedPath>()
         .map_or("?", |m| m.as_str());
     tracing::debug!(target: "ferrowizard::server::routing", method = %req.method(), route, "routed");
-    let timer = metrics.route(req.method(), route);
+    let timer = metrics.and_then(|m| m.route(req.method(), route));
     let started = Instant::now();
     let response = next.run(req).await;
     if let Some(t) = timer {
@@ -378,7 +378,9 @@ impl Server {
                 gzip,
                 max_body,
                 request_log.as_ref(),
-                &request_metrics,
+                // As in DropWizard, the metrics are the application's: the admin side's own
+                // requests (a scraper's, a load balancer's) are not counted in them.
+                (plan.role != "admin").then_some(&request_metrics),
             );
             let (conn_settings, _, _) = settings(&plan.connector);
             if plan.role == "admin" {

@@ -1,0 +1,178 @@
+//! What the tests of the real `realtime` binary share: starting it, and a small HTTP/1.1
+//! client on a plain socket (the server's own framing is under test, so no client library
+//! smooths it over).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `realtime server`, killed when dropped.
+pub struct Service {
+    pub child: Child,
+    pub app: SocketAddr,
+    pub admin: SocketAddr,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `realtime server` with `config` and reads the bound addresses it prints.
+pub fn start(config: &Path) -> Service {
+    start_with_env(config, &[])
+}
+
+/// [`start`] with environment variables set for the child.
+pub fn start_with_env(config: &Path, env: &[(&str, &str)]) -> Service {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_realtime"))
+        .arg("server")
+        .arg(config)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn realtime");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut find = |role: &str| -> SocketAddr {
+        let line = lines.next().expect("a line").expect("utf-8");
+        let addr = line
+            .rsplit("://")
+            .next()
+            .unwrap_or_default()
+            .replace("0.0.0.0", "127.0.0.1");
+        assert!(line.contains(role), "{line}");
+        addr.parse()
+            .unwrap_or_else(|_| panic!("an address in {line}"))
+    };
+    let app = find("application");
+    let admin = find("admin");
+    // Keep draining stdout so the child never blocks on it.
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Service { child, app, admin }
+}
+
+pub fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// Writes `body` as `config.yaml` in `dir`, with `DIR` replaced by the directory.
+pub fn write_config(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("config.yaml");
+    std::fs::write(&path, body.replace("DIR", &dir.display().to_string())).unwrap();
+    path
+}
+
+pub fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    BufReader::new(s)
+}
+
+/// A response: status, headers (names in lower case) and body.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One HTTP/1.1 request on a kept-alive connection.
+pub fn request(
+    stream: &mut BufReader<TcpStream>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<Response> {
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: test\r\nUser-Agent: realtime-test\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.get_mut().write_all(head.as_bytes())?;
+    stream.get_mut().write_all(body)?;
+    let mut status_line = String::new();
+    if stream.read_line(&mut status_line)? == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "closed",
+        ));
+    }
+    let status: u16 = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(status_line.clone()))?;
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        stream.read_line(&mut line)?;
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut body = Vec::new();
+    if find("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+        loop {
+            let mut size = String::new();
+            stream.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).map_err(std::io::Error::other)?;
+            let mut chunk = vec![0; n + 2];
+            stream.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        let length: usize = find("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        body.resize(length, 0);
+        stream.read_exact(&mut body)?;
+    }
+    Ok(Response {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
+
+/// A GET on a kept-alive connection; returns the status.
+pub fn get(stream: &mut BufReader<TcpStream>, path: &str) -> std::io::Result<u16> {
+    request(stream, "GET", path, &[], b"").map(|r| r.status)
+}
