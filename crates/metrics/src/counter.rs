@@ -1,18 +1,19 @@
 //! [`Counter`]: a count that goes up and down (DropWizard's `Counter`).
 
+use crate::adder::Adder;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 /// A count that can be incremented and decremented, as DropWizard's `Counter` (for example the
 /// number of requests in flight, or the total number of requests served).
 ///
-/// A cheap handle: clones share one count. Hot path: one relaxed atomic add.
+/// A cheap handle: clones share one count. Hot path: one relaxed atomic add, on a cache line
+/// of the adding thread's own once threads contend (see [`Adder`]).
 ///
 /// Rendered as a Prometheus `counter`, which Prometheus assumes never decreases; a quantity that
 /// goes down as well as up reads better as a gauge there (see `MetricRegistry::settable_gauge`).
 #[derive(Clone, Default)]
 pub struct Counter {
-    count: Arc<AtomicI64>,
+    count: Arc<Adder>,
     /// For a counter kept elsewhere (see [`Counter::from_fn`]): read when rendered.
     read: Option<Arc<dyn Fn() -> f64 + Send + Sync>>,
 }
@@ -41,25 +42,25 @@ impl Counter {
     /// Adds one.
     #[inline]
     pub fn inc(&self) {
-        self.count.fetch_add(1, Ordering::Relaxed);
+        self.count.add(1);
     }
 
     /// Adds `n`.
     #[inline]
     pub fn add(&self, n: u64) {
-        self.count.fetch_add(step(n), Ordering::Relaxed);
+        self.count.add(step(n));
     }
 
     /// Subtracts one.
     #[inline]
     pub fn dec(&self) {
-        self.count.fetch_sub(1, Ordering::Relaxed);
+        self.count.add(-1);
     }
 
     /// Subtracts `n`.
     #[inline]
     pub fn sub(&self, n: u64) {
-        self.count.fetch_sub(step(n), Ordering::Relaxed);
+        self.count.add(step(n).saturating_neg());
     }
 
     /// A counter whose value is `f()` each time it is read: a count another component keeps
@@ -77,7 +78,7 @@ impl Counter {
     pub fn count(&self) -> i64 {
         match &self.read {
             Some(f) => f() as i64,
-            None => self.count.load(Ordering::Relaxed),
+            None => self.count.sum(),
         }
     }
 
@@ -85,7 +86,7 @@ impl Counter {
     pub fn value(&self) -> f64 {
         match &self.read {
             Some(f) => f(),
-            None => self.count.load(Ordering::Relaxed) as f64,
+            None => self.count.sum() as f64,
         }
     }
 
@@ -97,7 +98,13 @@ impl Counter {
     /// Raises the count to `n` if it is lower (the `metrics` facade's `absolute`, which must
     /// never move a counter backwards when callers race).
     pub(crate) fn raise_to(&self, n: u64) {
-        self.count.fetch_max(step(n), Ordering::Relaxed);
+        // Best effort when callers race (two may both add the difference): the facade's
+        // `absolute` is for counts another component keeps, set by one caller at a time.
+        let target = step(n);
+        let now = self.count.sum();
+        if target > now {
+            self.count.add(target - now);
+        }
     }
 }
 

@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod adder;
 mod clock;
 mod counter;
 pub mod ewma;
@@ -48,6 +49,7 @@ mod snapshot;
 mod ticker;
 mod timer;
 
+pub use adder::Adder;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use counter::Counter;
 pub use ewma::Ewma;

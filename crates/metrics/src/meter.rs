@@ -19,10 +19,10 @@
 //! previous tick, so the hot path touches one atomic, not four (DropWizard keeps a separate
 //! `LongAdder` per average).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
+use crate::adder::Adder;
 use crate::clock::{self, Clock};
 use crate::ewma::{Ewma, TICK_INTERVAL};
 use crate::ticker;
@@ -40,7 +40,8 @@ pub struct Meter {
 /// The shared state of a meter; the ticker holds it weakly.
 #[derive(Debug)]
 pub(crate) struct MeterCore {
-    count: AtomicU64,
+    /// Events marked (an [`Adder`]: marked from every worker thread).
+    count: Adder,
     start: Instant,
     clock: Arc<dyn Clock>,
     averages: Mutex<Averages>,
@@ -85,7 +86,7 @@ impl Meter {
         let start = clock.now();
         Self {
             core: Arc::new(MeterCore {
-                count: AtomicU64::new(0),
+                count: Adder::new(),
                 start,
                 clock,
                 averages: Mutex::new(Averages {
@@ -108,12 +109,12 @@ impl Meter {
     /// Records `n` events.
     #[inline]
     pub fn mark_n(&self, n: u64) {
-        self.core.count.fetch_add(n, Ordering::Relaxed);
+        self.core.count.add(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
     /// How many events were recorded.
     pub fn count(&self) -> u64 {
-        self.core.count.load(Ordering::Relaxed)
+        u64::try_from(self.core.count.sum()).unwrap_or(0)
     }
 
     /// Events per second since the meter was made (0 before any time has passed).
@@ -176,7 +177,7 @@ impl MeterCore {
     fn ticked(&self) -> MutexGuard<'_, Averages> {
         let now = self.clock.now();
         let mut averages = self.averages();
-        averages.tick_if_necessary(now, self.count.load(Ordering::Relaxed));
+        averages.tick_if_necessary(now, u64::try_from(self.count.sum()).unwrap_or(0));
         averages
     }
 }

@@ -152,13 +152,27 @@ impl Connection {
             started,
         });
         let peer = self.peer;
-        let service = self.service.clone();
+        // The connection's own instance of the service, called in place: HTTP/1 serves one
+        // request at a time, so the lock is never contended, and nothing is cloned per request
+        // (a clone of the boxed stack is an allocation and a reference count per layer).
+        let service = std::sync::Mutex::new(self.service.clone());
         let hyper_service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             req.extensions_mut().insert(ClientAddr(peer));
             tracing::debug!(target: "ferrowizard::server::request", %peer, method = %req.method(), uri = %req.uri(), version = ?req.version(), "request received");
-            let service = service.clone();
+            let request = req.map(Body::new);
+            let future = {
+                let mut service = service
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut ready = Context::from_waker(std::task::Waker::noop());
+                match service.poll_ready(&mut ready) {
+                    Poll::Ready(Ok(())) => service.call(request),
+                    // Not ready at once (no layer of ours does that): wait on a clone.
+                    _ => Box::pin(service.clone().oneshot(request)),
+                }
+            };
             async move {
-                let response = service.oneshot(req.map(Body::new)).await;
+                let response = future.await;
                 if let Ok(r) = &response {
                     tracing::debug!(target: "ferrowizard::server::response", %peer, status = r.status().as_u16(), "response written");
                 }

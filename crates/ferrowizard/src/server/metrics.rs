@@ -5,15 +5,15 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-use std::task::{Context, Poll};
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
-use ferrowizard_metrics::{Meter, MetricRegistry, RegistryError, Timer};
-use http::{Method, Request, Response};
-use tower::{Layer, Service};
+use axum::extract::MatchedPath;
+use rustc_hash::FxBuildHasher;
+
+use ferrowizard_metrics::{Adder, Meter, MetricRegistry, RegistryError, Timer};
+use http::Method;
 
 /// The metrics of every request on one server.
 #[derive(Clone, Debug)]
@@ -23,7 +23,7 @@ pub struct RequestMetrics {
     id: usize,
     requests: Timer,
     /// Requests in progress: a gauge (it goes down too), read from this.
-    active: Arc<AtomicI64>,
+    active: Arc<Adder>,
     /// 1xx to 5xx.
     classes: [Meter; 5],
 }
@@ -46,10 +46,10 @@ impl RequestMetrics {
             "Requests by route template and method, from routed to response head",
         );
         let class = |c: &str| registry.meter_with("ferrowizard.responses", &[("class", c)]);
-        let active = Arc::new(AtomicI64::new(0));
+        let active = Arc::new(Adder::new());
         let read = active.clone();
         registry.gauge("ferrowizard.requests.active", &[], move || {
-            read.load(Ordering::Relaxed) as f64
+            read.sum() as f64
         })?;
         Ok(RequestMetrics {
             registry: registry.clone(),
@@ -66,105 +66,147 @@ impl RequestMetrics {
         })
     }
 
-    fn finished(&self, started: Instant, status: u16) {
-        self.requests.update(started.elapsed());
+    /// A request arrived.
+    pub(crate) fn started(&self) {
+        self.active.add(1);
+    }
+
+    /// A request went away before its response (the client closed the connection).
+    pub(crate) fn abandoned(&self) {
+        self.active.add(-1);
+    }
+
+    /// The request that arrived at `started` has a response of `status`.
+    pub(crate) fn finished(&self, started: Instant, status: u16) {
+        self.active.add(-1);
+        let now = Instant::now();
+        self.requests
+            .update_at(now, now.saturating_duration_since(started));
         if let Some(m) = self.classes.get(usize::from(status / 100).wrapping_sub(1)) {
             m.mark();
         }
     }
 
-    /// The timer of `route` (a template) for `method`. Cached per thread: a worker asks the
-    /// registry (a lock) once per route, not per request.
-    pub fn route(&self, method: &Method, route: &str) -> Option<Timer> {
-        type Cache = HashMap<usize, HashMap<Method, HashMap<String, Timer>>>;
+    /// Records a request of `method` the router matched to `route` (a template) that ended
+    /// at `now` after `took`. The route's timer is looked up in a per-thread cache: a worker
+    /// asks the registry (a lock, and a string key built) once per route, not per request.
+    fn record_route(&self, method: &Method, route: &MatchedPath, now: Instant, took: Duration) {
+        type Key = (usize, usize, Method);
         thread_local! {
-            static ROUTES: RefCell<Cache> = RefCell::new(HashMap::new());
+            static ROUTES: RefCell<HashMap<Key, (Box<str>, Timer), FxBuildHasher>> =
+                RefCell::new(HashMap::default());
         }
-        ROUTES.with(|cache| {
-            let mut cache = cache.try_borrow_mut().ok()?;
-            let by_method = cache
-                .entry(self.id)
-                .or_default()
-                .entry(method.clone())
-                .or_default();
-            if let Some(t) = by_method.get(route) {
-                return Some(t.clone());
+        let route = route.as_str();
+        // The template's address identifies it cheaply (axum keeps one copy per route); the
+        // text is compared too, in case a router was dropped and its memory reused.
+        let key = (self.id, route.as_ptr() as usize, method.clone());
+        let recorded = ROUTES.with(|cache| {
+            let Ok(mut cache) = cache.try_borrow_mut() else {
+                return false;
+            };
+            if let Some((text, timer)) = cache.get(&key)
+                && **text == *route
+            {
+                timer.update_at(now, took);
+                return true;
             }
-            let timer = self
-                .registry
-                .timer_with(
-                    "ferrowizard.routes",
-                    &[("method", method.as_str()), ("route", route)],
-                )
-                .ok()?;
-            by_method.insert(route.to_owned(), timer.clone());
-            Some(timer)
-        })
+            let Ok(timer) = self.registry.timer_with(
+                "ferrowizard.routes",
+                &[("method", method.as_str()), ("route", route)],
+            ) else {
+                return false;
+            };
+            timer.update_at(now, took);
+            cache.insert(key, (route.into(), timer));
+            true
+        });
+        if !recorded {
+            tracing::debug!(target: "ferrowizard::server", route, "route timer unavailable");
+        }
     }
 }
 
-/// Adds [`RequestMetrics`] to a service.
+/// Added to the router as a route layer: the `routed` DEBUG event with the route template,
+/// and the route's timer.
 #[derive(Clone, Debug)]
-pub struct RequestMetricsLayer(pub Arc<RequestMetrics>);
+pub struct RouteLayer(pub Option<Arc<RequestMetrics>>);
 
-impl<S> Layer<S> for RequestMetricsLayer {
-    type Service = RequestMetricsService<S>;
+impl<S> tower::Layer<S> for RouteLayer {
+    type Service = Routed<S>;
 
-    fn layer(&self, inner: S) -> Self::Service {
-        RequestMetricsService {
+    fn layer(&self, inner: S) -> Routed<S> {
+        Routed {
             inner,
             metrics: self.0.clone(),
         }
     }
 }
 
-/// See [`RequestMetricsLayer`].
+/// See [`RouteLayer`].
 #[derive(Clone, Debug)]
-pub struct RequestMetricsService<S> {
+pub struct Routed<S> {
     inner: S,
-    metrics: Arc<RequestMetrics>,
+    metrics: Option<Arc<RequestMetrics>>,
 }
 
-impl<S, B, RB> Service<Request<B>> for RequestMetricsService<S>
+impl<S, B> tower::Service<http::Request<B>> for Routed<S>
 where
-    S: Service<Request<B>, Response = Response<RB>>,
-    S::Future: Send + 'static,
+    S: tower::Service<http::Request<B>>,
 {
-    type Response = Response<RB>;
+    type Response = S::Response;
     type Error = S::Error;
-    type Future = Pin<Box<dyn std::future::Future<Output = Result<Response<RB>, S::Error>> + Send>>;
+    type Future = RoutedFuture<S::Future>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        let started = Instant::now();
-        // One reference count per request, not one per metric.
-        let active = Active::new(self.metrics.clone());
-        let future = self.inner.call(req);
-        Box::pin(async move {
-            let result = future.await;
-            if let Ok(response) = &result {
-                active.0.finished(started, response.status().as_u16());
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let route = req.extensions().get::<MatchedPath>().cloned();
+        tracing::debug!(
+            target: "ferrowizard::server::routing",
+            method = %req.method(),
+            route = route.as_ref().map_or("?", MatchedPath::as_str),
+            "routed"
+        );
+        let timing = match (&self.metrics, route) {
+            (Some(m), Some(route)) => {
+                Some((m.clone(), req.method().clone(), route, Instant::now()))
             }
-            result
-        })
+            _ => None,
+        };
+        RoutedFuture {
+            inner: self.inner.call(req),
+            timing,
+        }
     }
 }
 
-/// Counts a request in progress while it lives (also when the client goes away mid-way).
-struct Active(Arc<RequestMetrics>);
-
-impl Active {
-    fn new(metrics: Arc<RequestMetrics>) -> Active {
-        metrics.active.fetch_add(1, Ordering::Relaxed);
-        Active(metrics)
+pin_project_lite::pin_project! {
+    /// The response future of [`Routed`].
+    pub struct RoutedFuture<F> {
+        #[pin]
+        inner: F,
+        timing: Option<(Arc<RequestMetrics>, Method, MatchedPath, Instant)>,
     }
 }
 
-impl Drop for Active {
-    fn drop(&mut self) {
-        self.0.active.fetch_sub(1, Ordering::Relaxed);
+impl<F: std::future::Future> std::future::Future for RoutedFuture<F> {
+    type Output = F::Output;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = self.project();
+        let output = std::task::ready!(this.inner.poll(cx));
+        if let Some((metrics, method, route, started)) = this.timing.take() {
+            let now = Instant::now();
+            metrics.record_route(&method, &route, now, now.saturating_duration_since(started));
+        }
+        std::task::Poll::Ready(output)
     }
 }

@@ -7,6 +7,7 @@
 //! application's axum router (where the route's own timer runs).
 
 pub mod connector;
+pub mod gate;
 pub mod limits;
 pub mod metrics;
 pub mod request_log;
@@ -16,23 +17,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
-use http::{Response, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tower::ServiceBuilder;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::compression::CompressionLayer;
-use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
-use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::config::Size;
-use crate::config::server::{ConnectorFactory, GzipFactory, ServerFactory, TlsProtocol};
+use crate::config::server::{ConnectorFactory, ServerFactory, TlsProtocol};
 use connector::{ConnectionSettings, Connections, HttpService};
 use ferrowizard_metrics::{MetricRegistry, RegistryError};
-use limits::{AllowedMethodsLayer, OverloadLayer};
-use metrics::{RequestMetrics, RequestMetricsLayer};
-use request_log::{RequestLog, RequestLogLayer};
+use gate::{Gate, GateSettings};
+use limits::Overload;
+use metrics::{RequestMetrics, RouteLayer};
+use request_log::RequestLog;
 
 /// A startup failure, printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +86,7 @@ pub struct Server {
     admin_runtime: Option<(std::thread::JoinHandle<()>, watch::Sender<bool>)>,
     request_log: Option<Arc<RequestLog>>,
     grace: Duration,
-    overloads: Vec<Arc<limits::Overload>>,
+    overloads: Vec<Arc<Overload>>,
 }
 
 struct Plan {
@@ -153,86 +147,31 @@ fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
     }
 }
 
-/// The protective layers, the metrics and the request log around a router.
+/// The gate, the route timers and the request log around a router.
 fn stack(
     router: Router,
-    overload: &OverloadLayer,
-    allowed: &[String],
-    gzip: &GzipFactory,
-    max_body: Size,
+    overload: &Arc<Overload>,
+    settings: &GateSettings,
     request_log: Option<&Arc<RequestLog>>,
     metrics: Option<&Arc<RequestMetrics>>,
 ) -> HttpService {
-    let compression = CompressionLayer::new().gzip(gzip.enabled).compress_when(
-        SizeAbove::new(gzip.minimum_entity_size.to_bytes()).and(DefaultPredicate::new()),
-    );
-    let body_limit = usize::try_from(max_body.to_bytes()).unwrap_or(usize::MAX);
-    // Outermost first; each `map_response` turns the body of the layer below it back into
-    // axum's `Body`.
-    // axum refuses a route layer on a router without routes (an admin side with every
-    // endpoint switched off).
-    let router = if router.has_routes() {
-        let metrics = metrics.cloned();
-        router.route_layer(axum::middleware::from_fn(move |req, next| {
-            routed(metrics.clone(), req, next)
-        }))
+    let metrics = if std::env::var("FW_NO_METRICS").is_ok() {
+        None
+    } else {
+        metrics
+    };
+    let router = if router.has_routes() && std::env::var("FW_NO_ROUTE").is_err() {
+        router.route_layer(RouteLayer(metrics.cloned()))
     } else {
         router
     };
-    let inner = ServiceBuilder::new()
-        .option_layer(metrics.map(|m| RequestMetricsLayer(m.clone())))
-        .layer(overload.clone())
-        .layer(AllowedMethodsLayer::new(allowed))
-        .map_response(|r: Response<_>| r.map(Body::new))
-        .layer(RequestBodyLimitLayer::new(body_limit))
-        .map_response(|r: Response<_>| r.map(Body::new))
-        .layer(compression)
-        .map_response(|r: Response<_>| r.map(Body::new))
-        .layer(CatchPanicLayer::custom(panicked))
-        .service(router);
-    match request_log {
-        Some(log) => connector::boxed(
-            ServiceBuilder::new()
-                .map_response(|r: Response<_>| r.map(Body::new))
-                .layer(RequestLogLayer(log.clone()))
-                .service(inner),
-        ),
-        None => connector::boxed(inner),
-    }
-}
-
-/// A request the router matched: the server's DEBUG event with its route template, and the
-/// route's timer.
-async fn routed(
-    metrics: Option<Arc<RequestMetrics>>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response<Body> {
-    let route = req
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .map_or("?", |m| m.as_str());
-    tracing::debug!(target: "ferrowizard::server::routing", method = %req.method(), route, "routed");
-    let timer = metrics.and_then(|m| m.route(req.method(), route));
-    let started = Instant::now();
-    let response = next.run(req).await;
-    if let Some(t) = timer {
-        t.update(started.elapsed());
-    }
-    response
-}
-
-/// A handler panicked: 500, an ERROR line with the panic message, and serving goes on.
-fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response<String> {
-    let message = payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied())
-        .unwrap_or("(a panic without a message)");
-    tracing::error!(target: "ferrowizard::server", panic = message, "a request handler panicked");
-    let mut r = Response::new("Internal Server Error\n".to_owned());
-    *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-    r
+    connector::boxed(Gate::new(
+        router,
+        settings,
+        overload.clone(),
+        metrics.map(|m| (**m).clone()),
+        request_log.cloned(),
+    ))
 }
 
 fn prefixed(router: Router, path: &str) -> Router {
@@ -266,14 +205,17 @@ impl Server {
         let mut overloads = Vec::new();
         let request_metrics = Arc::new(RequestMetrics::new(metrics)?);
         let shared = server.shared();
-        let (max_threads, max_queued, allowed, gzip, max_body, grace) = (
+        let (max_threads, max_queued, grace) = (
             shared.max_threads,
             shared.max_queued_requests,
-            shared.allowed_methods,
-            shared.gzip,
-            shared.max_request_body_size,
             shared.shutdown_grace_period,
         );
+        let gate_settings = GateSettings {
+            gzip: shared.gzip.enabled,
+            minimum_entity_size: shared.gzip.minimum_entity_size.to_bytes(),
+            allowed_methods: shared.allowed_methods.to_vec(),
+            max_body: shared.max_request_body_size.to_bytes(),
+        };
         let request_log = RequestLog::start(shared.request_log, app_name)?;
         if let Some(log) = &request_log {
             let names = log
@@ -363,10 +305,10 @@ impl Server {
                 addr,
             });
             let overload = match plan.role {
-                "admin" => OverloadLayer::new(64, 64),
-                _ => OverloadLayer::new(max_threads, max_queued),
+                "admin" => Overload::new(64, 64),
+                _ => Overload::new(max_threads, max_queued),
             };
-            overloads.push(overload.state());
+            overloads.push(overload.clone());
             // `application[0]`, `admin[0]`...: the label of this connector's metrics.
             let n = index.entry(plan.role).or_default();
             let connector_name = format!("{}[{n}]", plan.role);
@@ -374,9 +316,7 @@ impl Server {
             let service = stack(
                 router,
                 &overload,
-                allowed,
-                gzip,
-                max_body,
+                &gate_settings,
                 request_log.as_ref(),
                 // As in DropWizard, the metrics are the application's: the admin side's own
                 // requests (a scraper's, a load balancer's) are not counted in them.
@@ -387,7 +327,7 @@ impl Server {
                 admin_jobs.push((listener.into_std(), tls, service, conn_settings));
             } else {
                 let open = Connections::default();
-                register_connector(metrics, &connector_name, &open, &overload.state())?;
+                register_connector(metrics, &connector_name, &open, &overload)?;
                 tokio::spawn(connector::accept_loop(
                     listener,
                     tls,
@@ -462,7 +402,7 @@ fn register_connector(
     registry: &MetricRegistry,
     name: &str,
     open: &Connections,
-    overload: &Arc<limits::Overload>,
+    overload: &Arc<Overload>,
 ) -> Result<(), RegistryError> {
     registry.describe("ferrowizard.connections", "Open connections, by connector");
     registry.describe(

@@ -1,11 +1,14 @@
 //! The request log: one line per request, through the logging pipeline's appenders.
 //!
-//! Hand-written as a tower layer rather than tower-http's `TraceLayer`: the line needs the
-//! bytes of the body actually sent and the time until the last of them, so it is written when
-//! the response body ends (or is dropped), and it must reach the appenders without going
-//! through `tracing`'s per-event machinery and level filters (a request log is not a level).
-//! The line is formatted on the request thread into a recycled record (no allocation once
-//! warm) and queued lossless by default: every completed request has its line.
+//! Hand-written rather than tower-http's `TraceLayer`: the line must reach the appenders
+//! without going through `tracing`'s per-event machinery and level filters (a request log is
+//! not a level), and it is part of the server's hot path. The gate ([`super::gate`]) takes an
+//! [`Entry`] when a request arrives and hands it back with the response: a body of known
+//! length (nearly every response) is logged at once with that length; a streamed one is
+//! wrapped and logged when its last byte is sent (or the client goes away), with the bytes
+//! actually sent. The line is formatted on the request thread straight into the appender's
+//! queue slot (no allocation) and queued lossless by default: every completed request has its
+//! line.
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -19,7 +22,6 @@ use ferrowizard_logging::record::{Text, unix_nanos};
 use http::{HeaderMap, Request, Response};
 use http_body::{Body, Frame, SizeHint};
 use jiff::tz::TimeZone;
-use tower::{Layer, Service};
 
 use crate::config::server::RequestLogFactory;
 
@@ -91,6 +93,50 @@ impl RequestLog {
         })
     }
 
+    /// What the line will need from `req`, which arrived at `started`; `None` for an
+    /// excluded path.
+    pub(crate) fn entry<B>(&self, req: &Request<B>, started: Instant) -> Option<Entry> {
+        if self.excluded(req.uri().path()) {
+            return None;
+        }
+        Some(Entry {
+            started,
+            time: SystemTime::now(),
+            client: req.extensions().get::<ClientAddr>().map(|c| c.0),
+            method: req.method().clone(),
+            uri: req.uri().clone(),
+            version: req.version(),
+            referer: header(req.headers(), http::header::REFERER),
+            user_agent: header(req.headers(), http::header::USER_AGENT),
+        })
+    }
+
+    /// Logs `entry` with `response`: now, if the body's length is known; else when the body
+    /// has been sent (the body is wrapped to count it).
+    pub(crate) fn finish(
+        self: &Arc<Self>,
+        entry: Entry,
+        response: Response<axum::body::Body>,
+    ) -> Response<axum::body::Body> {
+        let status = response.status().as_u16();
+        if let Some(length) = response.body().size_hint().exact() {
+            self.write(&entry, status, length);
+            return response;
+        }
+        let log = self.clone();
+        response.map(|body| {
+            axum::body::Body::new(LoggedBody {
+                body,
+                pending: Some(Pending {
+                    entry,
+                    log,
+                    status,
+                    bytes: 0,
+                }),
+            })
+        })
+    }
+
     fn write(&self, entry: &Entry, status: u16, bytes: u64) {
         let elapsed = entry.started.elapsed().as_millis();
         for appender in &self.appenders {
@@ -139,7 +185,7 @@ fn lossless_by_default(f: &mut ferrowizard_logging::AppenderFactory) {
 }
 
 /// What the line needs from the request, taken before the handler runs.
-struct Entry {
+pub(crate) struct Entry {
     started: Instant,
     time: SystemTime,
     client: Option<SocketAddr>,
@@ -207,9 +253,18 @@ fn write_stamp(out: &mut Text, nanos: i128, zone: &TimeZone) {
 /// `%h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D`.
 fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, zone: &TimeZone) {
     use std::fmt::Write;
-    match e.client {
-        Some(addr) => {
-            let _ = write!(out, "{}", addr.ip());
+    match e.client.map(|a| a.ip()) {
+        // The common case without the formatting machinery.
+        Some(std::net::IpAddr::V4(ip)) => {
+            for (i, octet) in ip.octets().iter().enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                out.push_str(itoa::Buffer::new().format(*octet));
+            }
+        }
+        Some(ip) => {
+            let _ = write!(out, "{ip}");
         }
         None => out.push('-'),
     }
@@ -294,76 +349,6 @@ fn json(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
     out.push('}');
 }
 
-/// Adds the request log to a service.
-#[derive(Clone)]
-pub struct RequestLogLayer(pub Arc<RequestLog>);
-
-impl<S> Layer<S> for RequestLogLayer {
-    type Service = RequestLogService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        RequestLogService {
-            inner,
-            log: self.0.clone(),
-        }
-    }
-}
-
-/// See [`RequestLogLayer`].
-#[derive(Clone)]
-pub struct RequestLogService<S> {
-    inner: S,
-    log: Arc<RequestLog>,
-}
-
-impl<S, B, RB> Service<Request<B>> for RequestLogService<S>
-where
-    S: Service<Request<B>, Response = Response<RB>>,
-    S::Future: Send + 'static,
-    RB: Body<Data = bytes::Bytes> + Unpin,
-{
-    type Response = Response<LoggedBody<RB>>;
-    type Error = S::Error;
-    type Future =
-        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        let entry = if self.log.excluded(req.uri().path()) {
-            None
-        } else {
-            Some(Entry {
-                started: Instant::now(),
-                time: SystemTime::now(),
-                client: req.extensions().get::<ClientAddr>().map(|c| c.0),
-                method: req.method().clone(),
-                uri: req.uri().clone(),
-                version: req.version(),
-                referer: header(req.headers(), http::header::REFERER),
-                user_agent: header(req.headers(), http::header::USER_AGENT),
-            })
-        };
-        let log = self.log.clone();
-        let future = self.inner.call(req);
-        Box::pin(async move {
-            let response = future.await?;
-            let status = response.status().as_u16();
-            Ok(response.map(|body| LoggedBody {
-                body,
-                pending: entry.map(|e| Pending {
-                    entry: e,
-                    log,
-                    status,
-                    bytes: 0,
-                }),
-            }))
-        })
-    }
-}
-
 struct Pending {
     entry: Entry,
     log: Arc<RequestLog>,
@@ -373,7 +358,7 @@ struct Pending {
 
 /// A response body that counts its bytes and writes the request-log line when it ends, or
 /// when it is dropped (a client that went away: the line shows what was sent).
-pub struct LoggedBody<B> {
+pub(crate) struct LoggedBody<B> {
     body: B,
     pending: Option<Pending>,
 }

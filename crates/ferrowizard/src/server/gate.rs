@@ -1,0 +1,375 @@
+//! The front door of a connector: everything between a connection and the router, in one
+//! service.
+//!
+//! A request is timed and counted ([`RequestMetrics`]), checked against `allowedMethods`
+//! (405) and the body size limit (413), admitted under `maxThreads` and `maxQueuedRequests`
+//! or answered 503 at once ([`Overload`]), handed to the router (through tower-http's
+//! compression when the client says which encodings it accepts), and logged in the request
+//! log ([`RequestLog`]); a handler that panics becomes a 500 with an ERROR line while the
+//! server serves on.
+//!
+//! Why one hand-written service rather than a stack of tower layers (tower-http's body limit,
+//! compression and panic catching, our overload and method layers, and the request log's
+//! layer, which is what this replaced): on this project's 2-core machine that stack cost
+//! about 4 µs of CPU a request more than the same work done here (BENCHMARKS.md, "Server
+//! under load"). Each layer boxed its future, the overload layer cloned the whole stack below
+//! it per request, three layers re-boxed the response body, and each kept its own reference
+//! count on shared state (every one a cache line the two workers fight over). Here a request
+//! takes one reference to the connector's shared state, keeps its state inline in one future,
+//! clones nothing, and its body is re-boxed only when compressed or streamed to the request
+//! log.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::body::Body;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body::Body as _;
+use pin_project_lite::pin_project;
+use tower::Service;
+use tower_http::compression::predicate::{And, DefaultPredicate, Predicate, SizeAbove};
+use tower_http::compression::{Compression, CompressionLayer};
+
+use super::limits::{Overload, plain};
+use super::metrics::RequestMetrics;
+use super::request_log::{Entry, RequestLog};
+
+type Compressor = And<SizeAbove, DefaultPredicate>;
+
+/// What [`Gate`] needs from the configuration.
+#[derive(Clone, Debug)]
+pub struct GateSettings {
+    /// `gzip.enabled`.
+    pub gzip: bool,
+    /// `gzip.minimumEntitySize`, bytes.
+    pub minimum_entity_size: u64,
+    /// `allowedMethods`.
+    pub allowed_methods: Vec<String>,
+    /// `maxRequestBodySize`, bytes.
+    pub max_body: u64,
+}
+
+/// What every request of a connector shares: reached through one reference count.
+struct Shared {
+    overload: Arc<Overload>,
+    allowed: Box<[Method]>,
+    max_body: u64,
+    /// Responses at least this long may be compressed: they carry `Vary: Accept-Encoding`
+    /// whoever asked, as tower-http's compression does (`None`: gzip is off).
+    vary_from: Option<u64>,
+    metrics: Option<RequestMetrics>,
+    request_log: Option<Arc<RequestLog>>,
+}
+
+/// See the module docs. `S` is the router.
+#[derive(Clone)]
+pub struct Gate<S> {
+    plain: S,
+    /// The router behind tower-http's compression (when `gzip.enabled`).
+    compressing: Option<Compression<S, Compressor>>,
+    shared: Arc<Shared>,
+}
+
+impl<S: Clone> Gate<S> {
+    /// A gate in front of `router`.
+    pub fn new(
+        router: S,
+        settings: &GateSettings,
+        overload: Arc<Overload>,
+        metrics: Option<RequestMetrics>,
+        request_log: Option<Arc<RequestLog>>,
+    ) -> Gate<S> {
+        let compressing = settings.gzip.then(|| {
+            let predicate =
+                SizeAbove::new(settings.minimum_entity_size).and(DefaultPredicate::new());
+            tower::Layer::layer(
+                &CompressionLayer::new().gzip(true).compress_when(predicate),
+                router.clone(),
+            )
+        });
+        Gate {
+            plain: router,
+            compressing,
+            shared: Arc::new(Shared {
+                overload,
+                allowed: settings
+                    .allowed_methods
+                    .iter()
+                    .filter_map(|m| Method::from_bytes(m.as_bytes()).ok())
+                    .collect(),
+                max_body: settings.max_body,
+                vary_from: settings.gzip.then_some(settings.minimum_entity_size),
+                metrics,
+                request_log,
+            }),
+        }
+    }
+}
+
+type BoxedResponse = Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
+
+impl<S> Service<Request<Body>> for Gate<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future =
+        GateFuture<S::Future, tower_http::compression::ResponseFuture<S::Future, Compressor>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // The router is always ready; asked anyway, as tower's contract wants.
+        if let Some(c) = &mut self.compressing {
+            std::task::ready!(c.poll_ready(cx))?;
+        }
+        self.plain.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
+        let started = Instant::now();
+        let shared = self.shared.clone();
+        if let Some(m) = &shared.metrics {
+            m.started();
+        }
+        let entry = shared
+            .request_log
+            .as_ref()
+            .and_then(|l| l.entry(&req, started));
+        let mut future = GateFuture {
+            state: State::Ready { response: None },
+            finish: Finish {
+                shared,
+                started,
+                entry,
+                admitted: false,
+                running: false,
+                done: false,
+            },
+        };
+        let shared = &future.finish.shared;
+        if !shared.allowed.contains(req.method()) {
+            future.state = State::Ready {
+                response: Some(plain(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "Method Not Allowed\n",
+                )),
+            };
+            return future;
+        }
+        // A declared length is checked now; an unknown one (chunked) as the body is read.
+        match req.body().size_hint().upper() {
+            Some(n) if n > shared.max_body => {
+                future.state = State::Ready {
+                    response: Some(plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large\n")),
+                };
+                return future;
+            }
+            Some(_) => {}
+            None => {
+                let limit = usize::try_from(shared.max_body).unwrap_or(usize::MAX);
+                req = req.map(|b| Body::new(http_body_util::Limited::new(b, limit)));
+            }
+        }
+        if !shared.overload.try_admit() {
+            shared.overload.rejected.fetch_add(1, Relaxed);
+            tracing::debug!(target: "ferrowizard::server::overload", uri = %req.uri(), "server full: 503");
+            future.state = State::Ready {
+                response: Some(plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: the server is at capacity\n",
+                )),
+            };
+            return future;
+        }
+        future.finish.admitted = true;
+        // Any encoding named: tower-http decides (and answers 406 to what it cannot meet).
+        let compress =
+            self.compressing.is_some() && req.headers().contains_key(header::ACCEPT_ENCODING);
+        if !shared.overload.try_run() {
+            // Every running slot is busy: wait in the queue. The slow path: boxed, with a
+            // clone of the services, so that the connection's own instance stays free.
+            let overload = shared.overload.clone();
+            let (mut plain_service, mut compressing) =
+                (self.plain.clone(), self.compressing.clone());
+            future.state = State::Waiting {
+                inner: Box::pin(async move {
+                    overload.wait_to_run().await;
+                    // The slot is this future's until it ends (or is dropped); the place is
+                    // the request's, released by `Finish`.
+                    let _slot = RunningSlot(&overload);
+                    let response = match (&mut compressing, compress) {
+                        (Some(c), true) => c.call(req).await.map(|r| r.map(Body::new)),
+                        _ => plain_service.call(req).await,
+                    };
+                    match response {
+                        Ok(r) => r,
+                        Err(never) => match never {},
+                    }
+                }),
+            };
+            return future;
+        }
+        future.finish.running = true;
+        future.state = match (&mut self.compressing, compress) {
+            (Some(c), true) => State::Compressed { inner: c.call(req) },
+            _ => State::Plain {
+                inner: self.plain.call(req),
+            },
+        };
+        future
+    }
+}
+
+/// A running slot taken after a wait in the queue.
+struct RunningSlot<'a>(&'a Overload);
+
+impl Drop for RunningSlot<'_> {
+    fn drop(&mut self) {
+        self.0.release_run();
+    }
+}
+
+/// What a request owes the connector until it is done: its place and slot, its metrics and
+/// its request-log line. Released when the response is ready, or when the future is dropped
+/// (the client went away).
+struct Finish {
+    shared: Arc<Shared>,
+    started: Instant,
+    entry: Option<Entry>,
+    admitted: bool,
+    running: bool,
+    done: bool,
+}
+
+impl Finish {
+    fn release(&mut self) {
+        if self.admitted {
+            self.admitted = false;
+            self.shared
+                .overload
+                .leave(std::mem::take(&mut self.running));
+        }
+    }
+
+    fn done(&mut self, mut response: Response<Body>) -> Response<Body> {
+        self.release();
+        self.done = true;
+        if let Some(min) = self.shared.vary_from
+            && response
+                .body()
+                .size_hint()
+                .exact()
+                .is_some_and(|n| n >= min)
+            && !response.headers().contains_key(header::VARY)
+        {
+            response
+                .headers_mut()
+                .append(header::VARY, HeaderValue::from_static("accept-encoding"));
+        }
+        if let Some(m) = &self.shared.metrics {
+            m.finished(self.started, response.status().as_u16());
+        }
+        match (self.entry.take(), &self.shared.request_log) {
+            (Some(entry), Some(log)) => log.finish(entry, response),
+            _ => response,
+        }
+    }
+}
+
+impl Drop for Finish {
+    fn drop(&mut self) {
+        self.release();
+        if !self.done
+            && let Some(m) = &self.shared.metrics
+        {
+            m.abandoned();
+        }
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<P, C> {
+        Ready { response: Option<Response<Body>> },
+        Plain { #[pin] inner: P },
+        Compressed { #[pin] inner: C },
+        Waiting { inner: BoxedResponse },
+        Done,
+    }
+}
+
+pin_project! {
+    /// The response future of [`Gate`].
+    pub struct GateFuture<P, C> {
+        #[pin]
+        state: State<P, C>,
+        finish: Finish,
+    }
+}
+
+/// Polls `poll`, turning a panic into a 500 and an ERROR line (the connection and the server
+/// carry on).
+fn catching(poll: impl FnOnce() -> Poll<Response<Body>>) -> Poll<Response<Body>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(poll)) {
+        Ok(p) => p,
+        Err(payload) => Poll::Ready(panicked(payload)),
+    }
+}
+
+fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response<Body> {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("(a panic without a message)");
+    tracing::error!(target: "ferrowizard::server", panic = message, "a request handler panicked");
+    plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n")
+}
+
+fn infallible<B>(r: Result<Response<B>, Infallible>) -> Response<B> {
+    match r {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
+}
+
+impl<P, C, CB> Future for GateFuture<P, C>
+where
+    P: Future<Output = Result<Response<Body>, Infallible>>,
+    C: Future<Output = Result<Response<CB>, Infallible>>,
+    CB: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    CB::Error: Into<axum::BoxError>,
+{
+    type Output = Result<Response<Body>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let response = match this.state.as_mut().project() {
+            StateProj::Ready { response } => match response.take() {
+                Some(r) => r,
+                None => return Poll::Pending,
+            },
+            StateProj::Plain { inner } => {
+                std::task::ready!(catching(|| inner.poll(cx).map(infallible)))
+            }
+            StateProj::Compressed { inner } => std::task::ready!(catching(|| inner
+                .poll(cx)
+                .map(|r| infallible(r).map(Body::new)))),
+            StateProj::Waiting { inner } => std::task::ready!(catching(|| inner.as_mut().poll(cx))),
+            StateProj::Done => return Poll::Pending,
+        };
+        // The inner future is finished (or panicked): dropped now, never polled again.
+        this.state.set(State::Done);
+        Poll::Ready(Ok(this.finish.done(response)))
+    }
+}
