@@ -139,11 +139,11 @@ fn error(status: StatusCode, message: String) -> Response {
 
 async fn quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -> Response {
     let symbol = symbol.to_ascii_uppercase();
-    tracing::debug!(target: "realtime::quotes", %symbol, "quote requested");
+    tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "quote requested");
     match feed.quotes.read().await.get(&symbol) {
         Some(q) => Json(q.clone()).into_response(),
         None => {
-            tracing::debug!(target: "realtime::quotes", %symbol, "unknown symbol");
+            tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "unknown symbol");
             error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"))
         }
     }
@@ -190,7 +190,7 @@ async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
         (other, _) => Some(format!("kind must be trade or alert, not {other:?}")),
     };
     if let Some(problem) = problem {
-        tracing::debug!(target: "realtime::events", %symbol, problem, "rejected event");
+        tracing::debug!(target: "realtime::events", symbol = symbol.as_str(), problem, "rejected event");
         return error(StatusCode::BAD_REQUEST, problem);
     }
     let mut quotes = feed.quotes.write().await;
@@ -204,7 +204,7 @@ async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
     let id = feed.events.fetch_add(1, Relaxed) + 1;
     // Through the `metrics` facade, as a library would: it lands in ferrowizard's registry.
     metrics::counter!("realtime.events.accepted").increment(1);
-    tracing::info!(target: "realtime::events", id, %symbol, kind = %event.kind, quantity = event.quantity, "event accepted");
+    tracing::info!(target: "realtime::events", id, symbol = symbol.as_str(), kind = event.kind.as_str(), quantity = event.quantity, "event accepted");
     (StatusCode::ACCEPTED, Json(serde_json::json!({ "id": id }))).into_response()
 }
 

@@ -145,20 +145,33 @@ struct Connection {
 impl Connection {
     async fn serve<T: AsyncRead + AsyncWrite + Unpin + Send + 'static>(self, io: T) {
         let started = Instant::now();
-        let activity = Arc::new(AtomicU64::new(0));
+        let activity = Arc::new(Activity::default());
         let io = TokioIo::new(Watched {
             inner: io,
             activity: activity.clone(),
             started,
         });
+        let head_activity = activity.clone();
         let peer = self.peer;
+        // The DEBUG events' `peer`, rendered once per connection: every event of a request
+        // then copies text instead of running the formatting machinery (the chatty
+        // configurations log three of them per request).
+        let peer_text: Arc<str> = peer.to_string().into();
         // The connection's own instance of the service, called in place: HTTP/1 serves one
         // request at a time, so the lock is never contended, and nothing is cloned per request
         // (a clone of the boxed stack is an allocation and a reference count per layer).
         let service = std::sync::Mutex::new(self.service.clone());
         let hyper_service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            let in_flight = InFlight::new(&head_activity, req.version() == http::Version::HTTP_2);
             req.extensions_mut().insert(ClientAddr(peer));
-            tracing::debug!(target: "ferrowizard::server::request", %peer, method = %req.method(), uri = %req.uri(), version = ?req.version(), "request received");
+            tracing::debug!(
+                target: "ferrowizard::server::request",
+                peer = &*peer_text,
+                method = req.method().as_str(),
+                uri = req.uri().path_and_query().map_or(req.uri().path(), |p| p.as_str()),
+                version = super::request_log::version(req.version()),
+                "request received"
+            );
             let request = req.map(Body::new);
             let future = {
                 let mut service = service
@@ -171,19 +184,22 @@ impl Connection {
                     _ => Box::pin(service.clone().oneshot(request)),
                 }
             };
+            let peer_text = peer_text.clone();
             async move {
                 let response = future.await;
+                drop(in_flight);
                 if let Ok(r) = &response {
-                    tracing::debug!(target: "ferrowizard::server::response", %peer, status = r.status().as_u16(), "response written");
+                    tracing::debug!(target: "ferrowizard::server::response", peer = &*peer_text, status = r.status().as_u16(), "response written");
                 }
                 response
             }
         });
         let mut builder = auto::Builder::new(TokioExecutor::new());
+        // No `header_read_timeout` here: hyper arms a timer for it on every request (a timer
+        // wheel entry and an allocation), which cost the request path ~3% of its CPU; the
+        // connection's one timer below checks the same deadline (see `Activity`).
         builder
             .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.settings.header_read_timeout)
             .max_buf_size(self.settings.max_header_size.max(8192))
             .keep_alive(true);
         builder.http2().timer(TokioTimer::new());
@@ -192,14 +208,15 @@ impl Connection {
         // Both futures are made once and polled by reference: re-creating them on every
         // wake-up of the connection would register with the shared shutdown channel and the
         // timer wheel on every request.
-        let idle = self.settings.idle_timeout;
+        let idle = millis(self.settings.idle_timeout);
+        let head = millis(self.settings.header_read_timeout);
         let mut shutdown = self.shutdown.clone();
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;
         };
         tokio::pin!(stop);
-        let idle_timer = tokio::time::sleep(idle);
-        tokio::pin!(idle_timer);
+        let check = tokio::time::sleep(Duration::from_millis(idle.min(head)));
+        tokio::pin!(check);
         let mut closing = false;
         loop {
             tokio::select! {
@@ -213,16 +230,24 @@ impl Connection {
                     closing = true;
                     conn.as_mut().graceful_shutdown();
                 }
-                () = &mut idle_timer, if !closing => {
-                    let last = Duration::from_millis(activity.load(Relaxed));
-                    let quiet = started.elapsed().saturating_sub(last);
-                    if quiet >= idle {
+                () = &mut check, if !closing => {
+                    let now = millis(started.elapsed());
+                    let last = activity.last.load(Relaxed);
+                    let head_since = activity.head_started.load(Relaxed);
+                    if now.saturating_sub(last) >= idle {
                         tracing::debug!(target: "ferrowizard::server::connection", %peer, "idle timeout");
                         closing = true;
                         conn.as_mut().graceful_shutdown();
+                    } else if head_since > 0 && now.saturating_sub(head_since - 1) >= head {
+                        // A request head still incomplete after headerReadTimeout (slowloris):
+                        // the connection is dropped, not drained.
+                        tracing::debug!(target: "ferrowizard::server::connection", %peer, "header read timeout");
+                        break;
                     } else {
-                        // Not idle: look again when it would be.
-                        idle_timer.as_mut().reset(tokio::time::Instant::now() + (idle - quiet));
+                        // Look again when either could be due.
+                        let head_due = if head_since > 0 { head_since - 1 + head } else { now + head };
+                        let due = (last + idle).min(head_due).max(now + 1);
+                        check.as_mut().reset(tokio::time::Instant::from_std(started) + Duration::from_millis(due));
                     }
                 }
             }
@@ -231,17 +256,63 @@ impl Connection {
     }
 }
 
-/// An IO stream that records when it last moved bytes, for the idle timeout.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What the connection's timer looks at, in milliseconds since the connection opened: when
+/// it last moved bytes (idle timeout), and when a request head began arriving that has not
+/// been handed to the service yet (header read timeout, against slowloris).
+#[derive(Debug, Default)]
+struct Activity {
+    last: AtomicU64,
+    /// 0 while no head is pending; else 1 + when its first bytes arrived.
+    head_started: AtomicU64,
+    /// Requests handed to the service and not answered yet (their heads are complete).
+    in_flight: AtomicUsize,
+    /// An HTTP/2 connection: frames flow between requests, so there is no head to time.
+    http2: std::sync::atomic::AtomicBool,
+}
+
+/// A request whose head is complete, until it is answered.
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn new(activity: &Arc<Activity>, http2: bool) -> InFlight {
+        activity.in_flight.fetch_add(1, Relaxed);
+        activity.head_started.store(0, Relaxed);
+        if http2 {
+            activity.http2.store(true, Relaxed);
+        }
+        InFlight(activity.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Relaxed);
+    }
+}
+
+/// An IO stream that records its [`Activity`].
 struct Watched<T> {
     inner: T,
-    activity: Arc<AtomicU64>,
+    activity: Arc<Activity>,
     started: Instant,
 }
 
 impl<T> Watched<T> {
-    fn touch(&self) {
-        self.activity
-            .store(self.started.elapsed().as_millis() as u64, Relaxed);
+    fn touch(&self, read: bool) {
+        let now = millis(self.started.elapsed());
+        let a = &self.activity;
+        a.last.store(now, Relaxed);
+        if read
+            && a.in_flight.load(Relaxed) == 0
+            && a.head_started.load(Relaxed) == 0
+            && !a.http2.load(Relaxed)
+        {
+            a.head_started.store(now + 1, Relaxed);
+        }
     }
 }
 
@@ -254,7 +325,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
         let before = buf.filled().len();
         let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {
-            self.touch();
+            self.touch(true);
         }
         poll
     }
@@ -268,7 +339,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
     ) -> Poll<io::Result<usize>> {
         let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
         if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
-            self.touch();
+            self.touch(false);
         }
         poll
     }
@@ -288,7 +359,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
     ) -> Poll<io::Result<usize>> {
         let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
-            self.touch();
+            self.touch(false);
         }
         poll
     }

@@ -168,7 +168,7 @@ where
         let route = req.extensions().get::<MatchedPath>().cloned();
         tracing::debug!(
             target: "ferrowizard::server::routing",
-            method = %req.method(),
+            method = req.method().as_str(),
             route = route.as_ref().map_or("?", MatchedPath::as_str),
             "routed"
         );

@@ -200,7 +200,8 @@ fn header(headers: &HeaderMap, name: http::HeaderName) -> Option<http::HeaderVal
     headers.get(name).cloned()
 }
 
-fn version(v: http::Version) -> &'static str {
+/// `HTTP/1.1` and the like.
+pub(crate) fn version(v: http::Version) -> &'static str {
     match v {
         http::Version::HTTP_09 => "HTTP/0.9",
         http::Version::HTTP_10 => "HTTP/1.0",
