@@ -19,8 +19,6 @@ use tokio::sync::watch;
 use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceExt};
 
-use super::request_log::ClientAddr;
-
 /// The service every connection of a connector runs.
 pub type HttpService = BoxCloneSyncService<Request<Body>, Response<Body>, std::convert::Infallible>;
 
@@ -149,7 +147,6 @@ impl Connection {
         let io = TokioIo::new(Watched {
             inner: io,
             activity: activity.clone(),
-            started,
         });
         let head_activity = activity.clone();
         let peer = self.peer;
@@ -163,7 +160,9 @@ impl Connection {
         let service = std::sync::Mutex::new(self.service.clone());
         let hyper_service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             let in_flight = InFlight::new(&head_activity, req.version() == http::Version::HTTP_2);
-            req.extensions_mut().insert(ClientAddr(peer));
+            // axum's own form, so that handlers can extract `ConnectInfo<SocketAddr>`.
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
             tracing::debug!(
                 target: "ferrowizard::server::request",
                 peer = &*peer_text,
@@ -231,7 +230,7 @@ impl Connection {
                     conn.as_mut().graceful_shutdown();
                 }
                 () = &mut check, if !closing => {
-                    let now = millis(started.elapsed());
+                    let now = activity.now();
                     let last = activity.last.load(Relaxed);
                     let head_since = activity.head_started.load(Relaxed);
                     if now.saturating_sub(last) >= idle {
@@ -247,7 +246,7 @@ impl Connection {
                         // Look again when either could be due.
                         let head_due = if head_since > 0 { head_since - 1 + head } else { now + head };
                         let due = (last + idle).min(head_due).max(now + 1);
-                        check.as_mut().reset(tokio::time::Instant::from_std(started) + Duration::from_millis(due));
+                        check.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(due - now));
                     }
                 }
             }
@@ -263,8 +262,13 @@ fn millis(d: Duration) -> u64 {
 /// What the connection's timer looks at, in milliseconds since the connection opened: when
 /// it last moved bytes (idle timeout), and when a request head began arriving that has not
 /// been handed to the service yet (header read timeout, against slowloris).
-#[derive(Debug, Default)]
+///
+/// Read from the kernel's coarse clock (`CLOCK_MONOTONIC_COARSE`, a few milliseconds of
+/// resolution, read without the TSC): the stream notes the time on every read and write, and
+/// timeouts counted in seconds need nothing finer.
+#[derive(Debug)]
 struct Activity {
+    opened: coarsetime::Instant,
     last: AtomicU64,
     /// 0 while no head is pending; else 1 + when its first bytes arrived.
     head_started: AtomicU64,
@@ -272,6 +276,28 @@ struct Activity {
     in_flight: AtomicUsize,
     /// An HTTP/2 connection: frames flow between requests, so there is no head to time.
     http2: std::sync::atomic::AtomicBool,
+}
+
+impl Default for Activity {
+    fn default() -> Self {
+        Activity {
+            opened: coarsetime::Instant::now_without_cache_update(),
+            last: AtomicU64::new(0),
+            head_started: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            http2: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl Activity {
+    /// Milliseconds since the connection opened. (`now_without_cache_update`: the crate's
+    /// `now` also writes a process-wide "recent" time, a cache line every worker would share.)
+    fn now(&self) -> u64 {
+        coarsetime::Instant::now_without_cache_update()
+            .duration_since(self.opened)
+            .as_millis()
+    }
 }
 
 /// A request whose head is complete, until it is answered.
@@ -298,13 +324,12 @@ impl Drop for InFlight {
 struct Watched<T> {
     inner: T,
     activity: Arc<Activity>,
-    started: Instant,
 }
 
 impl<T> Watched<T> {
     fn touch(&self, read: bool) {
-        let now = millis(self.started.elapsed());
         let a = &self.activity;
+        let now = a.now();
         a.last.store(now, Relaxed);
         if read
             && a.in_flight.load(Relaxed) == 0

@@ -25,10 +25,6 @@ use jiff::tz::TimeZone;
 
 use crate::config::server::RequestLogFactory;
 
-/// The client's address, set on each request by the connector.
-#[derive(Clone, Copy, Debug)]
-pub struct ClientAddr(pub SocketAddr);
-
 /// Line format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
@@ -102,7 +98,10 @@ impl RequestLog {
         Some(Entry {
             started,
             time: SystemTime::now(),
-            client: req.extensions().get::<ClientAddr>().map(|c| c.0),
+            client: req
+                .extensions()
+                .get::<axum::extract::ConnectInfo<SocketAddr>>()
+                .map(|c| c.0),
             method: req.method().clone(),
             uri: req.uri().clone(),
             version: req.version(),
