@@ -152,11 +152,12 @@ async fn overload_gets_503_at_once_and_the_rest_are_served() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_requests_wait_for_a_slot_and_are_served() {
     let gate = Arc::new(Semaphore::new(0));
+    let metrics = MetricRegistry::new();
     let server = Server::start(
         &server(2, 3, vec![http(0, 10_000)]),
         routes(gate.clone()),
         Router::new(),
-        &MetricRegistry::new(),
+        &metrics,
         "test",
     )
     .await
@@ -187,6 +188,19 @@ async fn queued_requests_wait_for_a_slot_and_are_served() {
     statuses.sort();
     assert_eq!(statuses, [200, 200, 200, 200, 200, 503, 503, 503]);
     assert_eq!(server.rejected()[0], 3);
+    // The queued ones are timed under their route too, and nothing under another.
+    let fast = tokio::task::spawn_blocking(move || get_close(addr, "/fast"));
+    assert_eq!(status(&fast.await.unwrap()), 200);
+    let m: serde_json::Value = serde_json::from_str(&metrics.render_json(false)).unwrap();
+    assert_eq!(
+        m["timers"]["ferrowizard.routes.GET./slow"]["count"], 5,
+        "{m}"
+    );
+    assert_eq!(
+        m["timers"]["ferrowizard.routes.GET./fast"]["count"], 1,
+        "{m}"
+    );
+    assert_eq!(m["timers"]["ferrowizard.requests"]["count"], 9, "{m}");
     server.shutdown().await;
 }
 

@@ -151,6 +151,7 @@ where
                 shared,
                 started,
                 entry,
+                route: None,
                 admitted: false,
                 running: false,
                 done: false,
@@ -226,6 +227,7 @@ where
                 inner: self.plain.call(req),
             },
         };
+        future.finish.note_route();
         future
     }
 }
@@ -246,12 +248,23 @@ struct Finish {
     shared: Arc<Shared>,
     started: Instant,
     entry: Option<Entry>,
+    /// The route template the router matched, for its timer.
+    route: Option<(Method, axum::extract::MatchedPath)>,
     admitted: bool,
     running: bool,
     done: bool,
 }
 
 impl Finish {
+    /// Takes the route the router matched, if it did so during the call or poll just made on
+    /// this thread (axum's router calls the route's service on its future's first poll; see
+    /// `RouteLayer`).
+    fn note_route(&mut self) {
+        if self.route.is_none() {
+            self.route = super::metrics::take_matched();
+        }
+    }
+
     fn release(&mut self) {
         if self.admitted {
             self.admitted = false;
@@ -276,11 +289,21 @@ impl Finish {
                 .headers_mut()
                 .append(header::VARY, HeaderValue::from_static("accept-encoding"));
         }
+        // One clock reading for every timer and the request-log line.
+        let now = Instant::now();
         if let Some(m) = &self.shared.metrics {
-            m.finished(self.started, response.status().as_u16());
+            m.finished(self.started, now, response.status().as_u16());
+            if let Some((method, route)) = self.route.take() {
+                m.record_route(
+                    &method,
+                    &route,
+                    now,
+                    now.saturating_duration_since(self.started),
+                );
+            }
         }
         match (self.entry.take(), &self.shared.request_log) {
-            (Some(entry), Some(log)) => log.finish(entry, response),
+            (Some(entry), Some(log)) => log.finish(entry, now, response),
             _ => response,
         }
     }
@@ -360,12 +383,20 @@ where
                 None => return Poll::Pending,
             },
             StateProj::Plain { inner } => {
-                std::task::ready!(catching(|| inner.poll(cx).map(infallible)))
+                let poll = catching(|| inner.poll(cx).map(infallible));
+                this.finish.note_route();
+                std::task::ready!(poll)
             }
-            StateProj::Compressed { inner } => std::task::ready!(catching(|| inner
-                .poll(cx)
-                .map(|r| infallible(r).map(Body::new)))),
-            StateProj::Waiting { inner } => std::task::ready!(catching(|| inner.as_mut().poll(cx))),
+            StateProj::Compressed { inner } => {
+                let poll = catching(|| inner.poll(cx).map(|r| infallible(r).map(Body::new)));
+                this.finish.note_route();
+                std::task::ready!(poll)
+            }
+            StateProj::Waiting { inner } => {
+                let poll = catching(|| inner.as_mut().poll(cx));
+                this.finish.note_route();
+                std::task::ready!(poll)
+            }
             StateProj::Done => return Poll::Pending,
         };
         // The inner future is finished (or panicked): dropped now, never polled again.

@@ -76,10 +76,9 @@ impl RequestMetrics {
         self.active.add(-1);
     }
 
-    /// The request that arrived at `started` has a response of `status`.
-    pub(crate) fn finished(&self, started: Instant, status: u16) {
+    /// The request that arrived at `started` has, at `now`, a response of `status`.
+    pub(crate) fn finished(&self, started: Instant, now: Instant, status: u16) {
         self.active.add(-1);
-        let now = Instant::now();
         self.requests
             .update_at(now, now.saturating_duration_since(started));
         if let Some(m) = self.classes.get(usize::from(status / 100).wrapping_sub(1)) {
@@ -90,7 +89,13 @@ impl RequestMetrics {
     /// Records a request of `method` the router matched to `route` (a template) that ended
     /// at `now` after `took`. The route's timer is looked up in a per-thread cache: a worker
     /// asks the registry (a lock, and a string key built) once per route, not per request.
-    fn record_route(&self, method: &Method, route: &MatchedPath, now: Instant, took: Duration) {
+    pub(crate) fn record_route(
+        &self,
+        method: &Method,
+        route: &MatchedPath,
+        now: Instant,
+        took: Duration,
+    ) {
         type Key = (usize, usize, Method);
         thread_local! {
             static ROUTES: RefCell<HashMap<Key, (Box<str>, Timer), FxBuildHasher>> =
@@ -126,19 +131,29 @@ impl RequestMetrics {
     }
 }
 
+thread_local! {
+    /// The route the router matched for the request being called on this thread: set by
+    /// [`Routed`] inside the router, taken by the gate as soon as the router's `call` returns
+    /// (the same synchronous call, so the same thread).
+    static MATCHED: RefCell<Option<(Method, MatchedPath)>> = const { RefCell::new(None) };
+}
+
+/// Takes what [`Routed`] noted for the request just handed to the router.
+pub(crate) fn take_matched() -> Option<(Method, MatchedPath)> {
+    MATCHED.with(|m| m.try_borrow_mut().ok().and_then(|mut m| m.take()))
+}
+
 /// Added to the router as a route layer: the `routed` DEBUG event with the route template,
-/// and the route's timer.
-#[derive(Clone, Debug)]
-pub struct RouteLayer(pub Option<Arc<RequestMetrics>>);
+/// and the template noted for the gate, which times the request under its route (one clock
+/// reading at each end serves every timer; see `super::gate`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RouteLayer;
 
 impl<S> tower::Layer<S> for RouteLayer {
     type Service = Routed<S>;
 
     fn layer(&self, inner: S) -> Routed<S> {
-        Routed {
-            inner,
-            metrics: self.0.clone(),
-        }
+        Routed { inner }
     }
 }
 
@@ -146,7 +161,6 @@ impl<S> tower::Layer<S> for RouteLayer {
 #[derive(Clone, Debug)]
 pub struct Routed<S> {
     inner: S,
-    metrics: Option<Arc<RequestMetrics>>,
 }
 
 impl<S, B> tower::Service<http::Request<B>> for Routed<S>
@@ -155,7 +169,7 @@ where
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = RoutedFuture<S::Future>;
+    type Future = S::Future;
 
     fn poll_ready(
         &mut self,
@@ -165,48 +179,20 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let route = req.extensions().get::<MatchedPath>().cloned();
-        tracing::debug!(
-            target: "ferrowizard::server::routing",
-            method = req.method().as_str(),
-            route = route.as_ref().map_or("?", MatchedPath::as_str),
-            "routed"
-        );
-        let timing = match (&self.metrics, route) {
-            (Some(m), Some(route)) => {
-                Some((m.clone(), req.method().clone(), route, Instant::now()))
-            }
-            _ => None,
-        };
-        RoutedFuture {
-            inner: self.inner.call(req),
-            timing,
+        if let Some(route) = req.extensions().get::<MatchedPath>() {
+            tracing::debug!(
+                target: "ferrowizard::server::routing",
+                method = req.method().as_str(),
+                route = route.as_str(),
+                "routed"
+            );
+            let noted = (req.method().clone(), route.clone());
+            MATCHED.with(|m| {
+                if let Ok(mut m) = m.try_borrow_mut() {
+                    *m = Some(noted);
+                }
+            });
         }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The response future of [`Routed`].
-    pub struct RoutedFuture<F> {
-        #[pin]
-        inner: F,
-        timing: Option<(Arc<RequestMetrics>, Method, MatchedPath, Instant)>,
-    }
-}
-
-impl<F: std::future::Future> std::future::Future for RoutedFuture<F> {
-    type Output = F::Output;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<F::Output> {
-        let this = self.project();
-        let output = std::task::ready!(this.inner.poll(cx));
-        if let Some((metrics, method, route, started)) = this.timing.take() {
-            let now = Instant::now();
-            metrics.record_route(&method, &route, now, now.saturating_duration_since(started));
-        }
-        std::task::Poll::Ready(output)
+        self.inner.call(req)
     }
 }

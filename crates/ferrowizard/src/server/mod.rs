@@ -161,7 +161,7 @@ fn stack(
         metrics
     };
     let router = if router.has_routes() && std::env::var("FW_NO_ROUTE").is_err() {
-        router.route_layer(RouteLayer(metrics.cloned()))
+        router.route_layer(RouteLayer)
     } else {
         router
     };

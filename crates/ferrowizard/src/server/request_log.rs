@@ -97,7 +97,7 @@ impl RequestLog {
         }
         Some(Entry {
             started,
-            time: SystemTime::now(),
+            time: wall_clock(started),
             client: req
                 .extensions()
                 .get::<axum::extract::ConnectInfo<SocketAddr>>()
@@ -115,11 +115,12 @@ impl RequestLog {
     pub(crate) fn finish(
         self: &Arc<Self>,
         entry: Entry,
+        now: Instant,
         response: Response<axum::body::Body>,
     ) -> Response<axum::body::Body> {
         let status = response.status().as_u16();
         if let Some(length) = response.body().size_hint().exact() {
-            self.write(&entry, status, length);
+            self.write(&entry, status, length, now);
             return response;
         }
         let log = self.clone();
@@ -136,8 +137,8 @@ impl RequestLog {
         })
     }
 
-    fn write(&self, entry: &Entry, status: u16, bytes: u64) {
-        let elapsed = entry.started.elapsed().as_millis();
+    fn write(&self, entry: &Entry, status: u16, bytes: u64, now: Instant) {
+        let elapsed = now.saturating_duration_since(entry.started).as_millis();
         for appender in &self.appenders {
             // Formatted into the record in its queue slot (once per appender: a request
             // log rarely has more than one).
@@ -193,6 +194,26 @@ pub(crate) struct Entry {
     version: http::Version,
     referer: Option<http::HeaderValue>,
     user_agent: Option<http::HeaderValue>,
+}
+
+/// The wall-clock time of `at`, from a reading of the system clock taken at most a second
+/// earlier on this thread: one clock reading a request instead of two (the line's timestamp
+/// has a second's resolution, access-json's a millisecond's; both monotonic within a second).
+fn wall_clock(at: Instant) -> SystemTime {
+    thread_local! {
+        static ANCHOR: std::cell::Cell<Option<(Instant, SystemTime)>> =
+            const { std::cell::Cell::new(None) };
+    }
+    ANCHOR.with(|anchor| match anchor.get() {
+        Some((i, s)) if at >= i && at.duration_since(i) < std::time::Duration::from_secs(1) => {
+            s + at.duration_since(i)
+        }
+        _ => {
+            let (i, s) = (Instant::now(), SystemTime::now());
+            anchor.set(Some((i, s)));
+            s.checked_sub(i.saturating_duration_since(at)).unwrap_or(s)
+        }
+    })
 }
 
 fn header(headers: &HeaderMap, name: http::HeaderName) -> Option<http::HeaderValue> {
@@ -366,7 +387,7 @@ pub(crate) struct LoggedBody<B> {
 impl<B> LoggedBody<B> {
     fn finish(&mut self) {
         if let Some(p) = self.pending.take() {
-            p.log.write(&p.entry, p.status, p.bytes);
+            p.log.write(&p.entry, p.status, p.bytes, Instant::now());
         }
     }
 }
