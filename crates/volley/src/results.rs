@@ -214,6 +214,17 @@ fn merged_interval(intervals: impl IntoIterator<Item = u64>) -> u64 {
     })
 }
 
+/// How the runs given to [`merge_as`] relate in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Together {
+    /// At the same time, from several generator machines: their series add entry by entry,
+    /// and the run lasted as long as the longest.
+    SideBySide,
+    /// One after the other (rounds of one experiment): the series follow each other, and the
+    /// run lasted as long as all of them.
+    OneAfterAnother,
+}
+
 /// Merges the results of several generators run side by side: histograms are added, so the
 /// merged percentiles are exactly those of all responses together. The series is re-bucketed
 /// at the coarsest input's resolution (at their least common multiple when one does not
@@ -222,10 +233,17 @@ fn merged_interval(intervals: impl IntoIterator<Item = u64>) -> u64 {
 /// the entries' histograms), its active users the sum of the generators'. The run's duration
 /// is the longest input's.
 pub fn merge(inputs: &[(String, Results)]) -> Result<Results, MergeError> {
+    merge_as(inputs, Together::SideBySide)
+}
+
+/// [`merge`], for runs that were side by side or [one after another](Together); histograms
+/// add exactly either way.
+pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Results, MergeError> {
     let (_, first) = inputs.first().ok_or(MergeError::Empty)?;
     let interval = merged_interval(inputs.iter().map(|(_, r)| r.series_interval));
     let mut stats = crate::stats::Stats::new(interval);
     let mut longest = 0.0f64;
+    let mut total = 0.0f64;
     let mut cut = false;
     let mut series: BTreeMap<u64, SeriesEntry> = BTreeMap::new();
     for (file, r) in inputs {
@@ -241,11 +259,19 @@ pub fn merge(inputs: &[(String, Results)]) -> Result<Results, MergeError> {
         for (e, n) in &r.errors {
             stats.errors.add(e, *n);
         }
+        // Where this run's series starts: after the runs before it when they followed each
+        // other (a whole number of entries, so that no entry is split).
+        let offset = match together {
+            Together::SideBySide => 0,
+            Together::OneAfterAnother => (total.ceil() as u64).div_ceil(interval) * interval,
+        };
         longest = longest.max(r.duration_seconds);
+        total += r.duration_seconds;
         cut |= r.cut_at_max_duration;
         // One generator's entries within a merged entry follow each other (their users are
         // the highest count); generators side by side add theirs.
-        for s in crate::stats::rebucket(&r.seconds, interval) {
+        for mut s in crate::stats::rebucket(&r.seconds, interval) {
+            s.second += offset;
             match series.get_mut(&s.second) {
                 Some(m) => m.absorb(&s, true),
                 None => {
@@ -258,7 +284,10 @@ pub fn merge(inputs: &[(String, Results)]) -> Result<Results, MergeError> {
     Ok(Results::new(
         &stats,
         first.started_at.clone(),
-        Duration::from_secs_f64(longest),
+        Duration::from_secs_f64(match together {
+            Together::SideBySide => longest,
+            Together::OneAfterAnother => total,
+        }),
         cut,
         Vec::new(),
     ))
@@ -370,6 +399,32 @@ mod tests {
         assert_eq!(merged.series_interval, 6);
         assert_eq!(merged.seconds.len(), 2);
         assert_eq!(merged.seconds.iter().map(|e| e.requests).sum::<u64>(), 24);
+    }
+
+    #[test]
+    fn rounds_one_after_another_follow_each_other() {
+        let rounds = [
+            ("1".into(), run(10, 1)),
+            ("2".into(), run(10, 1)),
+            ("3".into(), run(7, 1)),
+        ];
+        let merged = merge_as(&rounds, Together::OneAfterAnother).unwrap();
+        assert_eq!(merged.duration_seconds, 27.0);
+        let seconds: Vec<u64> = merged.seconds.iter().map(|e| e.second).collect();
+        assert_eq!(seconds, (0..27).collect::<Vec<_>>(), "no overlap, no gap");
+        assert!(
+            merged
+                .seconds
+                .iter()
+                .all(|e| e.requests == 1 && e.active_users == 2)
+        );
+        assert_eq!(merged.global.total.count, 27);
+        // The rate is over all of them: 27 responses in 27 s.
+        assert!((merged.global.mean_rps - 1.0).abs() < 1e-9);
+        // Side by side, the same runs overlay.
+        let side = merge(&rounds).unwrap();
+        assert_eq!(side.seconds.len(), 10);
+        assert_eq!(side.duration_seconds, 10.0);
     }
 
     #[test]

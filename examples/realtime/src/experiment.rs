@@ -13,8 +13,14 @@ use volley::scenario::{Injection, Request, Scenario, Simulation, Step};
 const SEED: &str = "before 25,873 OK / 4,210 KO; after 113,011 OK / 264 KO: 4.4x";
 
 struct Options {
+    /// Load per config, over all rounds.
     duration: Duration,
     users: u32,
+    /// The configs take turns this many times, each for `duration / rounds`: this machine's
+    /// speed drifts over minutes, and alternating keeps that drift out of the ratios.
+    rounds: u32,
+    /// volley's threads: one, as `wrk -t1`, leaves the service its share of a small machine.
+    volley_threads: usize,
     out: PathBuf,
 }
 
@@ -22,6 +28,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         duration: Duration::from_secs(30),
         users: 100,
+        rounds: 3,
+        volley_threads: 1,
         out: PathBuf::from("target/experiment"),
     };
     let mut it = args.iter();
@@ -40,13 +48,34 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .get();
             }
             "--users" => o.users = value()?.parse().map_err(|e| format!("--users: {e}"))?,
+            "--rounds" => {
+                o.rounds = value()?
+                    .parse()
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .ok_or("--rounds takes a whole number from 1 up")?;
+            }
+            "--volley-threads" => {
+                o.volley_threads = value()?
+                    .parse()
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .ok_or("--volley-threads takes a whole number from 1 up")?;
+            }
             "--out" => o.out = PathBuf::from(value()?),
             other => {
                 return Err(format!(
-                    "unknown argument {other:?} (use --duration 30s, --users 100, --out DIR)"
+                    "unknown argument {other:?} (use --duration 30s, --users 100, --rounds 3, --volley-threads 1, --out DIR)"
                 ));
             }
         }
+    }
+    if o.duration < Duration::from_secs(u64::from(o.rounds)) {
+        return Err(format!(
+            "--duration {} s is less than a second per round ({} rounds)",
+            o.duration.as_secs_f64(),
+            o.rounds
+        ));
     }
     Ok(o)
 }
@@ -226,6 +255,14 @@ fn simulation(app: &str, users: u32, duration: Duration) -> Simulation {
     }
 }
 
+/// One config in one round.
+struct Round {
+    results: volley::results::Results,
+    lines: u64,
+    dropped: u64,
+}
+
+/// One config over every round.
 struct Outcome {
     name: &'static str,
     what: &'static str,
@@ -236,7 +273,19 @@ struct Outcome {
     p99: f64,
     lines: u64,
     dropped: u64,
+    /// Its req/s over `after`'s in each round.
+    ratios: Vec<f64>,
     report: PathBuf,
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// Lines in each file and in its rotated archives (`<stem>-...`, gzipped or not).
@@ -274,6 +323,18 @@ fn count_lines(paths: &[PathBuf]) -> u64 {
     total
 }
 
+/// Removes the rounds' folders of an earlier run in `out` (only those: the folders hold
+/// nothing but the experiment's own files).
+fn clean_rounds(out: &Path) {
+    if let Ok(entries) = std::fs::read_dir(out) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with("round-") {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+}
+
 /// Removes what an earlier run left in `dir` (only the experiment's own files).
 fn clean(dir: &Path) {
     let ours = ["before.", "after.", "production", "naive-rust.", "summary."];
@@ -308,10 +369,12 @@ fn run_one(
     exe: &Path,
     setting: &Setting,
     o: &Options,
+    dir: &Path,
+    label: &str,
     runtime: &tokio::runtime::Runtime,
-) -> Result<Outcome, String> {
-    println!("\n==== {} ({}) ====", setting.name, setting.what);
-    let (mut child, app, admin) = start(exe, setting, &o.out)?;
+) -> Result<Round, String> {
+    println!("\n==== {} ({}), {label} ====", setting.name, setting.what);
+    let (mut child, app, admin) = start(exe, setting, dir)?;
     let healthy = match &admin {
         Some(a) => wait_healthy(a, "/healthcheck"),
         None => wait_healthy(&app, "/realtime/quotes/ACME"),
@@ -320,7 +383,7 @@ fn run_one(
         let _ = child.kill();
         return Err(e);
     }
-    let sim = simulation(&app, o.users, o.duration);
+    let sim = simulation(&app, o.users, o.duration / o.rounds);
     let (stats, elapsed) = runtime.block_on(async {
         let run = volley::engine::prepare(&sim, Path::new("."))?;
         let printer = {
@@ -350,22 +413,47 @@ fn run_one(
         .arg(child.id().to_string())
         .status();
     let _ = child.wait();
-    let results = volley::results::Results::new(&stats, String::new(), elapsed, false, Vec::new());
-    let report = o.out.join(format!("{}.html", setting.name));
-    let html = volley::report::render(&results, &format!("Realtime interface: {}", setting.name))
+    Ok(Round {
+        results: volley::results::Results::new(&stats, String::new(), elapsed, false, Vec::new()),
+        lines: count_lines(&setting.logs),
+        dropped: dropped(&dir.join(format!("{}.stderr", setting.name))),
+    })
+}
+
+/// A config's rounds together: histograms merged exactly, the series one round after the
+/// other (in its HTML report too).
+fn combine(
+    name: &'static str,
+    what: &'static str,
+    rounds: Vec<Round>,
+    ratios: Vec<f64>,
+    out: &Path,
+) -> Result<Outcome, String> {
+    let lines = rounds.iter().map(|r| r.lines).sum();
+    let dropped = rounds.iter().map(|r| r.dropped).sum();
+    let inputs: Vec<(String, volley::results::Results)> = rounds
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| (format!("round {}", i + 1), r.results))
+        .collect();
+    let merged = volley::results::merge_as(&inputs, volley::results::Together::OneAfterAnother)
         .map_err(|e| e.to_string())?;
-    std::fs::write(&report, html).map_err(|e| e.to_string())?;
-    let g = &results.global;
+    let report = out.join(format!("{name}.html"));
+    let html = volley::report::render(&merged, &format!("Realtime interface: {name}"))
+        .map_err(|e| e.to_string())?;
+    std::fs::write(&report, html).map_err(|e| format!("{}: {e}", report.display()))?;
+    let g = &merged.global;
     Ok(Outcome {
-        name: setting.name,
-        what: setting.what,
+        name,
+        what,
         ok: g.ok.count,
         ko: g.ko.count,
         rps: g.mean_rps,
         p50: g.total.p50,
         p99: g.total.p99,
-        lines: count_lines(&setting.logs),
-        dropped: dropped(&o.out.join(format!("{}.stderr", setting.name))),
+        lines,
+        dropped,
+        ratios,
         report,
     })
 }
@@ -385,6 +473,7 @@ pub fn main(args: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     clean(&o.out);
+    clean_rounds(&o.out);
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -392,58 +481,110 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let Ok(runtime) = tokio::runtime::Runtime::new() else {
+    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(o.volley_threads)
+        .enable_all()
+        .build()
+    else {
         eprintln!("realtime experiment: cannot start a runtime");
         return ExitCode::from(1);
     };
-    let mut outcomes = Vec::new();
+    let names: Vec<(&'static str, &'static str)> =
+        settings(&o.out).iter().map(|s| (s.name, s.what)).collect();
+    let mut rounds: Vec<Vec<Round>> = names.iter().map(|_| Vec::new()).collect();
+    let mut ratios: Vec<Vec<f64>> = names.iter().map(|_| Vec::new()).collect();
     let mut failures = Vec::new();
-    for setting in settings(&o.out) {
-        match run_one(&exe, &setting, &o, &runtime) {
-            Ok(outcome) => {
-                if outcome.ok == 0 {
-                    failures.push(format!("{} served no request", outcome.name));
-                }
-                if let Some(log) = &setting.request_log {
-                    let lines = count_lines(std::slice::from_ref(log));
-                    // The health-check request is logged too.
-                    if lines < outcome.ok + outcome.ko {
-                        failures.push(format!(
-                            "{}: {} request-log lines for {} responses",
-                            outcome.name,
-                            lines,
-                            outcome.ok + outcome.ko
-                        ));
+    for round in 1..=o.rounds {
+        // Each round's logs in a folder of their own, so that each is counted on its own.
+        let dir = o.out.join(format!("round-{round}"));
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            eprintln!("realtime experiment: {}: {e}", dir.display());
+            return ExitCode::from(1);
+        }
+        clean(&dir);
+        let label = format!("round {round} of {}", o.rounds);
+        let mut this_round: Vec<Option<f64>> = Vec::new();
+        for (i, setting) in settings(&dir).into_iter().enumerate() {
+            match run_one(&exe, &setting, &o, &dir, &label, &runtime) {
+                Ok(r) => {
+                    let g = &r.results.global;
+                    if g.ok.count == 0 {
+                        failures.push(format!("{} served no request in {label}", setting.name));
                     }
+                    if let Some(log) = &setting.request_log {
+                        let lines = count_lines(std::slice::from_ref(log));
+                        // The health-check request is logged too.
+                        let responses = g.ok.count + g.ko.count;
+                        if lines < responses {
+                            failures.push(format!(
+                                "{}, {label}: {lines} request-log lines for {responses} responses",
+                                setting.name
+                            ));
+                        }
+                    }
+                    this_round.push(Some(g.mean_rps));
+                    rounds[i].push(r);
                 }
-                outcomes.push(outcome);
+                Err(e) => {
+                    this_round.push(None);
+                    failures.push(format!("{}, {label}: {e}", setting.name));
+                }
             }
-            Err(e) => failures.push(format!("{}: {e}", setting.name)),
+        }
+        let after = names
+            .iter()
+            .position(|(n, _)| *n == "after")
+            .and_then(|i| this_round.get(i).copied().flatten())
+            .filter(|a| *a > 0.0);
+        let mut line = format!("{label}, req/s vs after:");
+        for (i, rps) in this_round.iter().enumerate() {
+            if let (Some(rps), Some(after)) = (rps, after) {
+                ratios[i].push(rps / after);
+                let _ = write!(line, " {} {:.2}", names[i].0, rps / after);
+            }
+        }
+        println!("\n{line}");
+    }
+    let mut outcomes = Vec::new();
+    for (((name, what), r), ratio) in names.iter().zip(rounds).zip(ratios) {
+        if r.is_empty() {
+            continue;
+        }
+        match combine(name, what, r, ratio, &o.out) {
+            Ok(outcome) => outcomes.push(outcome),
+            Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
-    let after = outcomes
-        .iter()
-        .find(|o| o.name == "after")
-        .map(|o| o.rps)
-        .unwrap_or(0.0);
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "| config | OK | KO | req/s | p50 (ms) | p99 (ms) | log lines written | lines dropped | req/s vs after |"
+        "| config | OK | KO | req/s | p50 (ms) | p99 (ms) | log lines written | lines dropped | req/s vs after (median of rounds) | each round |"
     );
-    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|");
     for x in &outcomes {
-        let ratio = if after > 0.0 { x.rps / after } else { 0.0 };
+        let each: Vec<String> = x.ratios.iter().map(|r| format!("{r:.2}")).collect();
         let _ = writeln!(
             table,
-            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {} | {} | {:.2} |",
-            x.name, x.ok, x.ko, x.rps, x.p50, x.p99, x.lines, x.dropped, ratio
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {} | {} | {:.2} | {} |",
+            x.name,
+            x.ok,
+            x.ko,
+            x.rps,
+            x.p50,
+            x.p99,
+            x.lines,
+            x.dropped,
+            median(&x.ratios),
+            each.join(" / ")
         );
     }
     let summary = format!(
-        "# The seed experiment\n\n{} closed-model users for {} s per config, on this machine.\n\n{table}\nThe seed (DropWizard + Gatling, ~10 min): {SEED}.\n\n{}\n",
+        "# The seed experiment\n\n{} closed-model users for {} s per config ({} rounds of {} s, the configs taking turns), volley on {} thread(s), on this machine.\n\n{table}\nThe seed (DropWizard + Gatling, ~10 min): {SEED}.\n\n{}\n",
         o.users,
         o.duration.as_secs(),
+        o.rounds,
+        (o.duration / o.rounds).as_secs_f64(),
+        o.volley_threads,
         outcomes
             .iter()
             .map(|x| format!("- {}: {} (report: {})", x.name, x.what, x.report.display()))
@@ -454,10 +595,13 @@ pub fn main(args: &[String]) -> ExitCode {
     let json = serde_json::json!({
         "users": o.users,
         "durationSeconds": o.duration.as_secs_f64(),
+        "rounds": o.rounds,
+        "volleyThreads": o.volley_threads,
         "seed": SEED,
         "configs": outcomes.iter().map(|x| serde_json::json!({
             "name": x.name, "ok": x.ok, "ko": x.ko, "rps": x.rps, "p50": x.p50, "p99": x.p99,
-            "logLines": x.lines, "dropped": x.dropped, "ratioToAfter": if after > 0.0 { x.rps / after } else { 0.0 },
+            "logLines": x.lines, "dropped": x.dropped, "ratioToAfter": median(&x.ratios),
+            "ratioToAfterByRound": x.ratios,
         })).collect::<Vec<_>>(),
         "failures": failures,
     });
