@@ -99,10 +99,16 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     let meta = event.metadata();
+    // What needs no slot first (the clock, the thread's name), while the slot's cache lines,
+    // asked for when it was claimed, are on their way from the writer's core.
+    let time = std::time::SystemTime::now();
+    let thread = crate::record::thread_name();
+    record.clear();
     record.level = *meta.level();
     // A `log` record's own target replaces tracing-log's `log` (see `FieldVisitor`).
     record.target = meta.target();
-    record.stamp();
+    record.time = time;
+    record.thread = thread;
     event.record(&mut FieldVisitor { record });
     if caller {
         record.caller = meta.file().zip(meta.line());

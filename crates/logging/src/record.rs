@@ -33,8 +33,9 @@ pub enum Value {
 /// A field's value, ready to print: see [`Record::fields`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FieldValue<'a> {
-    /// Text.
-    Str(&'a str),
+    /// Text (UTF-8: it was pushed as `&str`; kept as bytes so that the writer, which writes
+    /// bytes, need not check it again).
+    Str(&'a [u8]),
     /// An unsigned integer.
     U64(u64),
     /// A signed integer.
@@ -49,7 +50,7 @@ impl FieldValue<'_> {
     /// Appends the value as text.
     pub fn write(&self, out: &mut Vec<u8>) {
         match *self {
-            FieldValue::Str(s) => out.extend_from_slice(s.as_bytes()),
+            FieldValue::Str(s) => out.extend_from_slice(s),
             FieldValue::U64(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
             FieldValue::I64(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
             // ryu's shortest round-trip form, several times faster than `Display`.
@@ -163,6 +164,11 @@ impl Text {
         }
     }
 
+    /// The bytes from `start` to `end` (empty if out of range).
+    pub fn get_bytes(&self, start: usize, end: usize) -> &[u8] {
+        self.bytes().get(start..end).unwrap_or(&[])
+    }
+
     /// The text from byte `start` to `end` (empty if that is not a char boundary, which
     /// ranges taken from `len` never are).
     pub fn get(&self, start: usize, end: usize) -> &str {
@@ -260,6 +266,11 @@ thread_local! {
     };
 }
 
+/// The calling thread's name, interned.
+pub fn thread_name() -> &'static str {
+    THREAD_NAME.with(|n| *n)
+}
+
 /// Names kept at most: thread names and `log` targets are few in a real service; past this
 /// bound (a program naming a thread per task, say) new names print as `(other)`.
 const MAX_INTERNED: usize = 4096;
@@ -324,7 +335,7 @@ impl Record {
     /// Fills in the time and the current thread's name.
     pub fn stamp(&mut self) {
         self.time = SystemTime::now();
-        self.thread = THREAD_NAME.with(|n| *n);
+        self.thread = thread_name();
     }
 
     /// Nanoseconds since the Unix epoch.
@@ -362,10 +373,10 @@ impl Record {
         self.text.get(r.start as usize, r.end as usize)
     }
 
-    /// A range of `text`, already checked as UTF-8 (slicing a checked `&str` is cheaper
-    /// than checking each slice).
-    fn slice_of<'a>(text: &'a str, r: &Range<u32>) -> &'a str {
-        text.get(r.start as usize..r.end as usize).unwrap_or("")
+    /// The message's bytes (what a layout writes, unchecked: see [`FieldValue::Str`]).
+    pub fn message_bytes(&self) -> &[u8] {
+        self.text
+            .get_bytes(self.message.start as usize, self.message.end as usize)
     }
 
     /// Copies `other` into this record, reusing this record's buffers.
@@ -386,18 +397,11 @@ impl Record {
 
     /// The event's fields, in the order they were recorded.
     pub fn fields(&self) -> impl Iterator<Item = (&'static str, FieldValue<'_>)> + '_ {
-        let text = if self
-            .fields
-            .iter()
-            .any(|(_, v)| matches!(v, Value::Text(..)))
-        {
-            self.text.as_str()
-        } else {
-            ""
-        };
         self.fields.iter().map(move |(name, value)| {
             let value = match *value {
-                Value::Text(start, end) => FieldValue::Str(Self::slice_of(text, &(start..end))),
+                Value::Text(start, end) => {
+                    FieldValue::Str(self.text.get_bytes(start as usize, end as usize))
+                }
                 Value::U64(v) => FieldValue::U64(v),
                 Value::I64(v) => FieldValue::I64(v),
                 Value::F64(v) => FieldValue::F64(v),

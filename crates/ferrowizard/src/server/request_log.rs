@@ -143,6 +143,7 @@ impl RequestLog {
             // Formatted into the record in its queue slot (once per appender: a request
             // log rarely has more than one).
             appender.log(&tracing::Level::INFO, |record| {
+                record.clear();
                 record.preformatted = true;
                 record.level = tracing::Level::INFO;
                 record.time = entry.time;

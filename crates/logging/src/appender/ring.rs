@@ -214,6 +214,12 @@ pub(crate) struct Claim<'a, T> {
 }
 
 impl<T> Claim<'_, T> {
+    /// Asks the CPU to bring the slot's cache lines here, for writing.
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        self.ring.prefetch(self.index);
+    }
+
     /// Runs `f` on the slot's value.
     #[inline]
     pub(crate) fn fill<R>(&mut self, f: impl FnOnce(&mut T) -> R) -> R {

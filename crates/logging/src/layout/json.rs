@@ -96,7 +96,7 @@ impl JsonLayout {
                 }
                 JsonField::Message => {
                     self.key(out, &mut first, "message");
-                    escape(record.message(), out);
+                    escape_bytes(record.message_bytes(), out);
                 }
                 JsonField::Exception if !record.exception.is_empty() => {
                     self.key(out, &mut first, "exception");
@@ -114,9 +114,11 @@ impl JsonLayout {
                 JsonField::Mdc => {
                     // Event fields and span fields are both this line's context.
                     // Numbers and booleans stay JSON numbers and booleans.
-                    let entries = record
-                        .fields()
-                        .chain(record.mdc_entries().map(|(k, v)| (k, FieldValue::Str(v))));
+                    let entries = record.fields().chain(
+                        record
+                            .mdc_entries()
+                            .map(|(k, v)| (k, FieldValue::Str(v.as_bytes()))),
+                    );
                     if self.flatten_mdc {
                         for (k, v) in entries {
                             self.key(out, &mut first, k);
@@ -152,7 +154,7 @@ impl JsonLayout {
 /// Writes a field's value: text as a JSON string, finite numbers and booleans as they are.
 fn value(v: FieldValue<'_>, out: &mut Vec<u8>) {
     match v {
-        FieldValue::Str(s) => escape(s, out),
+        FieldValue::Str(s) => escape_bytes(s, out),
         FieldValue::F64(f) if !f.is_finite() => {
             out.push(b'"');
             v.write(out);
@@ -164,8 +166,12 @@ fn value(v: FieldValue<'_>, out: &mut Vec<u8>) {
 
 /// Writes `s` as a JSON string.
 pub(crate) fn escape(s: &str, out: &mut Vec<u8>) {
+    escape_bytes(s.as_bytes(), out);
+}
+
+/// Writes UTF-8 `bytes` as a JSON string.
+pub(crate) fn escape_bytes(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = s.as_bytes();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escaped: &[u8] = match b {

@@ -26,7 +26,7 @@ impl Layout {
             Layout::Pattern(p) if !record.preformatted => p.format(record, out),
             Layout::Json(j) => j.format(record, out),
             Layout::Pattern(_) | Layout::Raw => {
-                out.extend_from_slice(record.message().as_bytes());
+                out.extend_from_slice(record.message_bytes());
                 out.push(b'\n');
             }
             Layout::Syslog(header, inner) => {

@@ -309,7 +309,7 @@ fn write_conversion(
 /// `%m`: the message, then the event's fields as ` name=value`.
 pub(crate) fn write_message(record: &Record, out: &mut Vec<u8>) {
     let start = out.len();
-    out.extend_from_slice(record.message().as_bytes());
+    out.extend_from_slice(record.message_bytes());
     for (name, value) in record.fields() {
         if out.len() > start {
             out.push(b' ');
