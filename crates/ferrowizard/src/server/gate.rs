@@ -55,7 +55,9 @@ pub struct GateSettings {
     pub max_body: u64,
 }
 
-/// What every request of a connector shares: reached through one reference count.
+/// What every request of a connection shares: reached through one reference count, which
+/// is the connection's own (see `Gate`'s `Clone`).
+#[derive(Clone)]
 struct Shared {
     overload: Arc<Overload>,
     allowed: Box<[Method]>,
@@ -68,7 +70,6 @@ struct Shared {
 }
 
 /// See the module docs. `S` is the router.
-#[derive(Clone)]
 pub struct Gate<S> {
     plain: S,
     /// The router behind tower-http's compression (when `gzip.enabled`).
@@ -108,6 +109,19 @@ impl<S: Clone> Gate<S> {
                 metrics,
                 request_log,
             }),
+        }
+    }
+}
+
+/// A clone for a new connection gets a copy of the shared state behind a reference count of
+/// its own: a request takes one count on it, and a count every worker took on one shared
+/// `Arc` would move its cache line between cores twice per request.
+impl<S: Clone> Clone for Gate<S> {
+    fn clone(&self) -> Self {
+        Gate {
+            plain: self.plain.clone(),
+            compressing: self.compressing.clone(),
+            shared: Arc::new((*self.shared).clone()),
         }
     }
 }
@@ -181,7 +195,7 @@ where
                 req = req.map(|b| Body::new(http_body_util::Limited::new(b, limit)));
             }
         }
-        if !shared.overload.try_admit() {
+        let Some(runs) = shared.overload.admit() else {
             shared.overload.rejected.fetch_add(1, Relaxed);
             tracing::debug!(target: "ferrowizard::server::overload", uri = %req.uri(), "server full: 503");
             future.state = State::Ready {
@@ -191,12 +205,12 @@ where
                 )),
             };
             return future;
-        }
+        };
         future.finish.admitted = true;
         // Any encoding named: tower-http decides (and answers 406 to what it cannot meet).
         let compress =
             self.compressing.is_some() && req.headers().contains_key(header::ACCEPT_ENCODING);
-        if !shared.overload.try_run() {
+        if !runs {
             // Every running slot is busy: wait in the queue. The slow path: boxed, with a
             // clone of the services, so that the connection's own instance stays free.
             let overload = shared.overload.clone();
