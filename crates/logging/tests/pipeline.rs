@@ -677,3 +677,62 @@ fn a_fixed_window_keeps_the_newest_archives_and_the_size_cap_holds() {
         "archives hold {archived} bytes"
     );
 }
+
+/// A sink whose every write panics (a bug in a layout or sink should never happen; if it
+/// does, the service must not hang).
+struct Explodes;
+
+impl ferrowizard_logging::sink::Sink for Explodes {
+    fn write(&mut self, _: &[u8], _: &[usize]) -> std::io::Result<()> {
+        panic!("the sink broke")
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "a sink that panics".into()
+    }
+}
+
+#[test]
+fn a_writer_that_panics_leaves_no_producer_waiting_and_every_event_counted() {
+    use ferrowizard_logging::appender::{Appender, QueuePolicy};
+    // Lossless, 8 slots: were the ring left open, the ninth WARN would wait for ever.
+    let appender = Appender::start(
+        "explodes",
+        tracing::Level::TRACE,
+        false,
+        QueuePolicy::blocking(8),
+        ferrowizard_logging::layout::Layout::Raw,
+        Box::new(Explodes),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut queued = 0;
+    for i in 0..200 {
+        if appender.log(&tracing::Level::WARN, |r| {
+            r.clear();
+            r.set_message(|m| m.push_str(&format!("line {i}")));
+        }) {
+            queued += 1;
+        }
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a producer waited"
+    );
+    assert!(queued < 200, "the events after the panic are refused");
+    // Whatever was queued before the panic is counted as lost once the writer gave up.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let t = appender.stats().total();
+        if t.emitted == 200 || std::time::Instant::now() > deadline {
+            assert_eq!(t.emitted, 200, "{t:?}");
+            assert_eq!(t.written, 0, "{t:?}");
+            assert_eq!(t.dropped, 200, "{t:?}");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(appender.stats().write_errors == 0);
+}

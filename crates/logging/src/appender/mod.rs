@@ -77,6 +77,22 @@ thread_local! {
     static FILLING: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Marks this thread as filling a slot until dropped, then puts back what was there.
+struct Filling(bool);
+
+impl Filling {
+    fn enter() -> Filling {
+        Filling(FILLING.with(|f| f.replace(true)))
+    }
+}
+
+impl Drop for Filling {
+    fn drop(&mut self) {
+        let before = self.0;
+        FILLING.with(|f| f.set(before));
+    }
+}
+
 /// How an appender behaves when its queue fills.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueuePolicy {
@@ -105,15 +121,16 @@ impl QueuePolicy {
     }
 
     /// TRACE/DEBUG/INFO are queued only while fewer slots than this are taken: logback's
-    /// "fewer than `discardingThreshold` free" (the whole queue when the threshold is 0).
+    /// "fewer than `discardingThreshold` free" (the whole queue when the threshold is 0:
+    /// then nothing is dropped by level, and a full queue makes every level wait).
     pub fn discarding_limit(&self) -> usize {
         (self.capacity + 1)
             .saturating_sub(self.discarding_threshold)
             .min(self.capacity)
     }
 
-    /// Whether an event of level index `level` (0 TRACE .. 4 ERROR) is dropped by level when
-    /// `depth` slots are taken.
+    /// Whether an event of level index `level` (0 TRACE .. 4 ERROR) finds no room for its level
+    /// when `depth` slots are taken (dropped, unless the threshold is 0: then it waits).
     #[inline]
     pub fn drops_by_level(&self, level: usize, depth: usize) -> bool {
         level <= level_index(&Level::INFO) && depth >= self.discarding_limit()
@@ -224,7 +241,7 @@ impl Appender {
     /// (`fill` clears it first: it holds an earlier event), under the appender's drop policy. Returns whether it was queued; what is
     /// dropped is counted, and `fill` is not called for it (rendering an event only to
     /// discard it would waste the request thread's time exactly when the service is
-    /// busiest). Never panics.
+    /// busiest). Panics only if `fill` does (the slot is published all the same).
     #[inline]
     pub fn log(&self, level: &Level, fill: impl FnOnce(&mut Record)) -> bool {
         let level = level_index(level);
@@ -256,9 +273,12 @@ impl Appender {
         // Its cache lines were last written on another core: ask for them now, so that they
         // arrive while `fill` does what needs no slot.
         claim.prefetch();
-        FILLING.with(|f| f.set(true));
-        claim.fill(fill);
-        FILLING.with(|f| f.set(false));
+        {
+            // Restores what it was (an event logged while capturing another is filling too)
+            // also when `fill` panics (a `Debug` impl can).
+            let _filling = Filling::enter();
+            claim.fill(fill);
+        }
         drop(claim);
         self.counters.depth(depth as usize);
         if depth >= self.wake_depth || self.sleeping.load(SeqCst) {
@@ -276,6 +296,9 @@ impl Appender {
         }
         let room = &self.room;
         room.waiting.fetch_add(1, SeqCst);
+        // Against the writer's release of `head` and then load of `waiting`: one of the two
+        // sees the other (the claims below read `head` with Acquire only).
+        std::sync::atomic::fence(SeqCst);
         let mut guard = room.lock.lock().ok();
         let claim = loop {
             match self.ring.try_claim(u64::MAX) {

@@ -141,7 +141,7 @@ impl<T> Ring<T> {
 
     /// Every index claimed so far is below this.
     pub(crate) fn tail(&self) -> u64 {
-        self.tail.load(Ordering::Acquire) & !CLOSED
+        self.tail.load(Ordering::SeqCst) & !CLOSED
     }
 
     /// Asks the CPU to bring slot `index`'s cache lines here, for writing: the next claim
@@ -184,11 +184,13 @@ impl<T> Ring<T> {
             }
             // Claims and `close` are read-modify-writes of `tail`, so they are totally
             // ordered: a claim either precedes the close (and the consumer drains it) or
-            // sees `CLOSED`.
+            // sees `CLOSED`. SeqCst (free on x86: every locked instruction is a full fence)
+            // so that a producer's later SeqCst load of the writer's `sleeping` flag and the
+            // writer's SeqCst store of it and load of `tail` cannot both miss each other.
             match self.tail.compare_exchange_weak(
                 tail,
                 tail + 1,
-                Ordering::Relaxed,
+                Ordering::SeqCst,
                 Ordering::Relaxed,
             ) {
                 // `tail - head < capacity <= slots`: the slot's previous value, index

@@ -1,6 +1,8 @@
 //! Counters of every event an appender took, wrote and dropped, per level.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 use crossbeam_utils::CachePadded;
 use tracing::Level;
@@ -54,14 +56,16 @@ impl Counters {
             self.writer.taken[level].fetch_add(n, Relaxed);
         }
     }
+    // Release, with the snapshot's Acquire: a snapshot that sees these sees the `taken`
+    // added before them.
     pub(crate) fn written(&self, level: usize, n: u64) {
         if n > 0 {
-            self.writer.written[level].fetch_add(n, Relaxed);
+            self.writer.written[level].fetch_add(n, Release);
         }
     }
     pub(crate) fn lost(&self, level: usize, n: u64) {
         if n > 0 {
-            self.writer.lost[level].fetch_add(n, Relaxed);
+            self.writer.lost[level].fetch_add(n, Release);
         }
     }
     pub(crate) fn write_error(&self) {
@@ -117,8 +121,8 @@ impl AppenderStats {
             // The writer counts taken before written or lost; read in the other order,
             // emitted >= written + dropped holds in every snapshot, even while events flow.
             let w = &c.writer;
-            l.written = w.written[i].load(Relaxed);
-            let lost = w.lost[i].load(Relaxed);
+            l.written = w.written[i].load(Acquire);
+            let lost = w.lost[i].load(Acquire);
             let taken = w.taken[i].load(Relaxed);
             let dropped = c.dropped[i].load(Relaxed);
             l.dropped = dropped + lost;

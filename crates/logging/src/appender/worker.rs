@@ -51,13 +51,19 @@ pub(crate) fn spawn(
         batch: Vec::with_capacity(BATCH_BYTES * 2),
         line_ends: Vec::with_capacity(1024),
         levels: [0; 5],
+        writing: [0; 5],
         flushes: Vec::new(),
         last_report: None,
         unreported: 0,
     };
     std::thread::Builder::new()
         .name(format!("ferrowizard-log-writer {name}"))
-        .spawn(move || worker.run())
+        .spawn(move || {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
+            if ran.is_err() {
+                worker.abandon();
+            }
+        })
 }
 
 struct Worker {
@@ -74,6 +80,8 @@ struct Worker {
     line_ends: Vec<usize>,
     /// Lines in the batch, per level.
     levels: [u64; 5],
+    /// Lines of the batch being written (counted as taken, not yet as written or lost).
+    writing: [u64; 5],
     /// Flushes asked for: the index to write up to, and whom to answer.
     flushes: Vec<(u64, Sender<()>)>,
     last_report: Option<Instant>,
@@ -139,6 +147,52 @@ impl Worker {
             let _ = ack.send(());
         }
         // Producers waiting for room see the ring closed.
+        self.room.notify();
+    }
+
+    /// After a panic (a layout or sink that failed in a way it should not): the ring is closed
+    /// so that no producer waits for room that will never come, and what was queued is
+    /// counted as lost, so that every event is still counted once, written or dropped.
+    fn abandon(&mut self) {
+        let last = self.consumer.close();
+        // The batch being written was counted as taken; lines formatted since, not yet.
+        let writing = std::mem::take(&mut self.writing);
+        let mut lost = if writing.iter().any(|n| *n > 0) {
+            [0; 5]
+        } else {
+            self.levels
+        };
+        for (level, n) in writing.iter().enumerate() {
+            self.counters.lost(level, *n);
+        }
+        self.levels = [0; 5];
+        self.batch.clear();
+        self.line_ends.clear();
+        // Claims made before the close are published soon (their producers are filling
+        // them); a few tries, not a wait without end.
+        for _ in 0..1000 {
+            while let Some(level) = self.consumer.pop(|r| level_index(&r.level)) {
+                lost[level] += 1;
+            }
+            self.consumer.release();
+            if self.consumer.position() >= last {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        for (level, n) in lost.iter().enumerate() {
+            self.counters.taken(level, *n);
+            self.counters.lost(level, *n);
+        }
+        eprintln!(
+            "ferrowizard-logging: appender {} ({}): the writer thread panicked; {} queued lines lost; later events are counted as dropped",
+            self.name,
+            self.sink.describe(),
+            lost.iter().chain(writing.iter()).sum::<u64>()
+        );
+        for (_, ack) in self.flushes.drain(..) {
+            let _ = ack.send(());
+        }
         self.room.notify();
     }
 
@@ -209,10 +263,12 @@ impl Worker {
             return;
         }
         // Taken before written or lost, so that a snapshot never shows more written and
-        // dropped than emitted.
+        // dropped than emitted. `writing` says which lines are between the two, should the
+        // sink panic (see `abandon`).
         for (level, n) in self.levels.iter().enumerate() {
             self.counters.taken(level, *n);
         }
+        self.writing = self.levels;
         match self.sink.write(&self.batch, &self.line_ends) {
             Ok(()) => {
                 for (level, n) in self.levels.iter().enumerate() {
@@ -230,6 +286,7 @@ impl Worker {
         self.batch.clear();
         self.line_ends.clear();
         self.levels = [0; 5];
+        self.writing = [0; 5];
     }
 
     /// Tells stderr about write errors, at most once a minute, with the lines lost since.
