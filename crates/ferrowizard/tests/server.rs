@@ -91,6 +91,13 @@ async fn panics() -> &'static str {
     panic!("the handler broke: {}", 42)
 }
 
+/// Starts a server with no admin routes on the given settings and application.
+async fn start(factory: &ServerFactory, app: Router, metrics: &MetricRegistry) -> Server {
+    Server::start(factory, app, Router::new(), metrics, "test")
+        .await
+        .unwrap()
+}
+
 fn app_addr(s: &Server) -> SocketAddr {
     s.bound()
         .iter()
@@ -103,15 +110,12 @@ fn app_addr(s: &Server) -> SocketAddr {
 async fn overload_gets_503_at_once_and_the_rest_are_served() {
     let gate = Arc::new(Semaphore::new(0));
     let metrics = MetricRegistry::new();
-    let server = Server::start(
+    let server = start(
         &server(4, 0, vec![http(0, 10_000)]),
         routes(gate.clone()),
-        Router::new(),
         &metrics,
-        "test",
     )
-    .await
-    .unwrap();
+    .await;
     let addr = app_addr(&server);
     // Ten requests while the handler is held: four run, six are turned away.
     let requests: Vec<_> = (0..10)
@@ -153,15 +157,12 @@ async fn overload_gets_503_at_once_and_the_rest_are_served() {
 async fn queued_requests_wait_for_a_slot_and_are_served() {
     let gate = Arc::new(Semaphore::new(0));
     let metrics = MetricRegistry::new();
-    let server = Server::start(
+    let server = start(
         &server(2, 3, vec![http(0, 10_000)]),
         routes(gate.clone()),
-        Router::new(),
         &metrics,
-        "test",
     )
-    .await
-    .unwrap();
+    .await;
     let addr = app_addr(&server);
     // Two run, three wait, three are turned away.
     let requests: Vec<_> = (0..8)
@@ -222,15 +223,12 @@ async fn hostile_clients_get_errors_and_the_server_serves_on() {
     let guard = logging.install(subscriber, Duration::from_secs(5)).unwrap();
     let logging = guard.logging().clone();
     let gate = Arc::new(Semaphore::new(100));
-    let server = Server::start(
+    let server = start(
         &server(64, 64, vec![http(0, 1_000)]),
         routes(gate),
-        Router::new(),
         &MetricRegistry::new(),
-        "test",
     )
-    .await
-    .unwrap();
+    .await;
     let addr = app_addr(&server);
     tokio::task::spawn_blocking(move || {
         // 1 MiB of headers: 431.
@@ -308,15 +306,12 @@ async fn admin_binds_loopback_and_https_serves() {
         key_path: Some(key_path.display().to_string()),
         ..Default::default()
     });
-    let server = Server::start(
+    let server = start(
         &server(8, 8, vec![https]),
         routes(Arc::new(Semaphore::new(1))),
-        Router::new(),
         &MetricRegistry::new(),
-        "test",
     )
-    .await
-    .unwrap();
+    .await;
     let admin = server.bound().iter().find(|b| b.role == "admin").unwrap();
     assert!(admin.addr.ip().is_loopback(), "admin bound {}", admin.addr);
     let app = server
@@ -451,5 +446,122 @@ async fn without_application_checks_healthcheck_is_501() {
     assert_eq!(status(&response), 501, "{response}");
     // The built-in check still runs and says how the runtime is doing.
     assert_eq!(body(&response)["runtime"]["healthy"], true);
+    server.shutdown().await;
+}
+
+/// A body that sends `chunks` lines, one every `every`: a streamed response.
+struct Trickle {
+    every: tokio::time::Interval,
+    chunks: usize,
+}
+
+impl http_body::Body for Trickle {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        if self.chunks == 0 {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::ready!(self.every.poll_tick(cx));
+        self.chunks -= 1;
+        std::task::Poll::Ready(Some(Ok(http_body::Frame::data(bytes::Bytes::from_static(
+            b"tick\n",
+        )))))
+    }
+}
+
+/// Reads what the server sends within `wait`: the bytes, and whether it closed the connection.
+fn read_for(s: &mut TcpStream, wait: Duration) -> (Vec<u8>, bool) {
+    s.set_read_timeout(Some(wait)).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return (out, true),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return (out, false);
+            }
+            Err(_) => return (out, true),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_tell_a_slow_client_from_a_slow_answer() {
+    // headerReadTimeout 1 s, idleTimeout 1.5 s.
+    let connector = ConnectorFactory::Http(HttpConnectorFactory {
+        port: 0,
+        bind_host: Some("127.0.0.1".into()),
+        header_read_timeout: ConfigDuration::milliseconds(1000),
+        idle_timeout: ConfigDuration::milliseconds(1500),
+        ..Default::default()
+    });
+    let app = routes(Arc::new(Semaphore::new(0))).route(
+        "/trickle",
+        get(|| async {
+            let every = tokio::time::interval_at(
+                tokio::time::Instant::now() + Duration::from_millis(400),
+                Duration::from_millis(400),
+            );
+            axum::body::Body::new(Trickle { every, chunks: 5 })
+        }),
+    );
+    let metrics = MetricRegistry::new();
+    let server = start(&server(4, 0, vec![connector]), app, &metrics).await;
+    let addr = app_addr(&server);
+    tokio::task::spawn_blocking(move || {
+        // A streamed answer (2 s) outlasts headerReadTimeout while the client's next request
+        // arrives: that request is not a slow head, and both are answered.
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"GET /trickle HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        s.write_all(b"GET /fast HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let (out, closed) = read_for(&mut s, Duration::from_secs(5));
+        let out = String::from_utf8_lossy(&out);
+        assert!(closed, "{out}");
+        assert_eq!(out.matches("tick\n").count(), 5, "{out}");
+        assert!(out.ends_with("fast\n"), "{out}");
+
+        // HTTP/2 with prior knowledge: the preface and settings, then nothing for longer than
+        // headerReadTimeout (but not idleTimeout). Frames are not a request head: the
+        // connection stays open.
+        let mut h2 = TcpStream::connect(addr).unwrap();
+        h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+            .unwrap();
+        let (settings, closed) = read_for(&mut h2, Duration::from_millis(1300));
+        assert!(
+            !settings.is_empty() && !closed,
+            "h2c connection closed as a slow head"
+        );
+
+        // A client that stops sending its request body: closed after idleTimeout, and dropped
+        // if still silent one idleTimeout later (the handler waiting for the body with it).
+        let mut stalled = TcpStream::connect(addr).unwrap();
+        stalled
+            .write_all(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly ten b")
+            .unwrap();
+        let started = std::time::Instant::now();
+        let (_, closed) = read_for(&mut stalled, Duration::from_secs(8));
+        assert!(closed, "a stalled request body held its connection for 8 s");
+        assert!(
+            started.elapsed() >= Duration::from_millis(2500),
+            "{:?}",
+            started.elapsed()
+        );
+    })
+    .await
+    .unwrap();
     server.shutdown().await;
 }

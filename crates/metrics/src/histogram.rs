@@ -278,6 +278,9 @@ impl Reservoir {
     /// Moves the landmark to `at`, scaling every weight and priority by the same factor
     /// (DropWizard's `rescale`), and publishes it under the seqlock.
     fn rescale(&mut self, inner: &Inner, at: u64) {
+        // On a whole second after the epoch (as the first landmark is), so that weights counted
+        // in whole seconds from the new landmark are the old ones times `factor` exactly.
+        let at = at - at % 1_000_000_000;
         let factor = weight(self.landmark, at);
         let old = std::mem::take(&mut self.samples);
         for (key, (value, w)) in old {
@@ -291,7 +294,10 @@ impl Reservoir {
         self.landmark = at;
         self.next_rescale =
             at.saturating_add(u64::try_from(RESCALE_EVERY.as_nanos()).unwrap_or(u64::MAX));
-        inner.seq.fetch_add(1, Ordering::AcqRel);
+        // A seqlock's writer: odd, then a release fence, so that a reader whose acquire fence
+        // follows a load of any store below also sees the odd count.
+        inner.seq.fetch_add(1, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Release);
         inner.landmark.store(self.landmark, Ordering::Relaxed);
         inner
             .next_rescale

@@ -18,7 +18,9 @@ macro_rules! connector {
                 bind_host: Option<String> = None
             ]
             [
-                /// Close a connection idle for this long.
+                /// Close a connection that moved no bytes for this long (a request being
+                /// answered may finish); drop it if it is still silent as long again (a client
+                /// that stopped sending its body or reading the response).
                 idle_timeout: Duration = Duration::seconds(30)
             ]
             [

@@ -147,6 +147,7 @@ impl Connection {
         let io = TokioIo::new(Watched {
             inner: io,
             activity: activity.clone(),
+            first_read: true,
         });
         let head_activity = activity.clone();
         let peer = self.peer;
@@ -185,12 +186,18 @@ impl Connection {
             };
             let peer_text = peer_text.clone();
             async move {
-                let response = future.await;
-                drop(in_flight);
-                if let Ok(r) = &response {
+                future.await.map(|r| {
                     tracing::debug!(target: "ferrowizard::server::response", peer = &*peer_text, status = r.status().as_u16(), "response written");
-                }
-                response
+                    if http_body::Body::size_hint(r.body()).exact().is_some() {
+                        // Written at once: the request is answered.
+                        drop(in_flight);
+                        r
+                    } else {
+                        // A streamed body: in flight until its last byte, so that a client's
+                        // next (pipelined) request meanwhile is not timed as a slow head.
+                        r.map(|body| Body::new(Answering { body, _in_flight: in_flight }))
+                    }
+                })
             }
         });
         let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -216,7 +223,9 @@ impl Connection {
         tokio::pin!(stop);
         let check = tokio::time::sleep(Duration::from_millis(idle.min(head)));
         tokio::pin!(check);
-        let mut closing = false;
+        // Once closing (shutdown, or idle), when the connection is dropped if still open:
+        // a request being answered may finish, but only while bytes keep moving.
+        let mut closing: Option<u64> = None;
         loop {
             tokio::select! {
                 result = conn.as_mut() => {
@@ -225,18 +234,31 @@ impl Connection {
                     }
                     break;
                 }
-                () = &mut stop, if !closing => {
-                    closing = true;
+                () = &mut stop, if closing.is_none() => {
+                    // The server's shutdown bounds what follows (`shutdownGracePeriod`).
+                    closing = Some(u64::MAX);
                     conn.as_mut().graceful_shutdown();
                 }
-                () = &mut check, if !closing => {
+                () = &mut check => {
                     let now = activity.now();
                     let last = activity.last.load(Relaxed);
                     let head_since = activity.head_started.load(Relaxed);
-                    if now.saturating_sub(last) >= idle {
+                    if let Some(since) = closing {
+                        if since != u64::MAX && last <= since && now.saturating_sub(since) >= idle {
+                            // Silent for twice idleTimeout: a client that stopped reading or
+                            // sending, or a handler that never answers.
+                            tracing::debug!(target: "ferrowizard::server::connection", %peer, "still idle after closing");
+                            break;
+                        }
+                        let since = if since == u64::MAX { since } else { since.max(last) };
+                        closing = Some(since);
+                        let wait = if since == u64::MAX { idle } else { (since + idle).saturating_sub(now).max(1) };
+                        check.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(wait));
+                    } else if now.saturating_sub(last) >= idle {
                         tracing::debug!(target: "ferrowizard::server::connection", %peer, "idle timeout");
-                        closing = true;
+                        closing = Some(now);
                         conn.as_mut().graceful_shutdown();
+                        check.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(idle));
                     } else if head_since > 0 && now.saturating_sub(head_since - 1) >= head {
                         // A request head still incomplete after headerReadTimeout (slowloris):
                         // the connection is dropped, not drained.
@@ -320,11 +342,42 @@ impl Drop for InFlight {
     }
 }
 
+/// A streamed response body, holding its request in flight until it ends.
+struct Answering {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for Answering {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// An IO stream that records its [`Activity`].
 struct Watched<T> {
     inner: T,
     activity: Arc<Activity>,
+    /// No bytes read yet: the first ones tell HTTP/2 with prior knowledge (h2c) by its preface.
+    first_read: bool,
 }
+
+/// How an HTTP/2 connection begins (RFC 9113 §3.4); the rest of the preface follows.
+const HTTP2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
 
 impl<T> Watched<T> {
     fn touch(&self, read: bool) {
@@ -350,6 +403,14 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
         let before = buf.filled().len();
         let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {
+            if self.first_read {
+                self.first_read = false;
+                let read = &buf.filled()[before..];
+                let n = read.len().min(HTTP2_PREFACE.len());
+                if read[..n] == HTTP2_PREFACE[..n] {
+                    self.activity.http2.store(true, Relaxed);
+                }
+            }
             self.touch(true);
         }
         poll

@@ -150,6 +150,8 @@ where
     }
 
     fn call(&mut self, mut req: Request<Body>) -> Self::Future {
+        // Nothing noted for an earlier request (a router called outside a gate) is ours.
+        let _ = super::metrics::take_matched();
         let started = Instant::now();
         let shared = self.shared.clone();
         if let Some(m) = &shared.metrics {

@@ -114,6 +114,9 @@ impl Overload {
             // Counted as waiting before the second look, so that a slot freed in between
             // is announced to us.
             let waiting = Waiting::new(&self.waiting);
+            // Against `announce_slot`'s subtraction-then-look: without a full fence a failed
+            // look here (a plain load) could miss a slot whose release missed our count.
+            std::sync::atomic::fence(SeqCst);
             if self.try_run() {
                 return;
             }
