@@ -74,6 +74,11 @@ thread_local! {
     /// Set while this thread fills a claimed slot: an event logged from inside that (a
     /// `Debug` impl that logs) must not wait for room, since the writer cannot pass the
     /// unfinished slot.
+    ///
+    /// What this cannot cover: a `Debug` impl that takes a lock which another thread holds
+    /// while it waits for room behind this thread's unfinished slot (a lock-order cycle
+    /// through the queue). Fields' `Debug` impls should not take locks that are held around
+    /// logging calls.
     static FILLING: Cell<bool> = const { Cell::new(false) };
 }
 
