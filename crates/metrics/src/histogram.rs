@@ -85,24 +85,10 @@ fn weight(at: u64, landmark: u64) -> f64 {
     (RESERVOIR_ALPHA * seconds as f64).exp()
 }
 
-/// A uniform number in (0, 1]: a per-thread xorshift (a priority's randomness needs no more,
-/// and a shared generator would be one more lock).
+/// A uniform number in (0, 1] (a priority divides by it): fastrand's per-thread generator,
+/// no lock shared between threads.
 fn uniform() -> f64 {
-    use std::cell::Cell;
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new({
-            let seed = std::collections::hash_map::RandomState::new();
-            std::hash::BuildHasher::hash_one(&seed, std::thread::current().id()) | 1
-        });
-    }
-    STATE.with(|s| {
-        let mut x = s.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.set(x);
-        ((x >> 11) + 1) as f64 / (1u64 << 53) as f64
-    })
+    1.0 - fastrand::f64()
 }
 
 impl Default for Histogram {

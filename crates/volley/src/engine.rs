@@ -266,25 +266,6 @@ fn classify_hyper(e: &hyper::Error, read_buffer: usize) -> String {
     }
 }
 
-/// A number in [0, 1) for uniform pauses: a per-thread xorshift generator, seeded from the
-/// clock and the thread (no lock, no crate needed for so little).
-fn random_unit() -> f64 {
-    use std::cell::Cell;
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1,
-        );
-    }
-    STATE.with(|s| {
-        let mut x = s.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.set(x);
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    })
-}
-
 /// The throttle: the k-th request of the run may start `offset(k)` after the run starts, so
 /// the rate follows the `throttle` steps whatever the users would do.
 pub struct Limiter {
@@ -369,7 +350,7 @@ fn run_steps<'a>(
                 let when = due.take().unwrap_or_else(Instant::now);
                 run.send(conn, session, r, when).await;
             } else if let Some(p) = step.pause {
-                tokio::time::sleep(p.length(random_unit())).await;
+                tokio::time::sleep(p.length(fastrand::f64())).await;
             } else if let Some(rep) = &step.repeat {
                 for _ in 0..rep.times {
                     if !run_steps(run, conn, session, &rep.steps, due).await {

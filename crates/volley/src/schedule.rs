@@ -121,8 +121,9 @@ pub struct Plan<'a> {
     /// Where the next step starts, from the scenario's start.
     phase_start: Duration,
     cursor: Option<Cursor>,
-    /// The randomized arrivals' generator, shared by every step as one sequence.
-    seed: u64,
+    /// The randomized arrivals' generator, shared by every step as one sequence (seeded: a
+    /// scenario's arrival times are the same run after run).
+    rng: fastrand::Rng,
 }
 
 impl<'a> Plan<'a> {
@@ -133,7 +134,7 @@ impl<'a> Plan<'a> {
             steps: steps.iter(),
             phase_start: Duration::ZERO,
             cursor: None,
-            seed: 0x2545_F491_4F6C_DD1D,
+            rng: fastrand::Rng::with_seed(0x2545_F491_4F6C_DD1D),
         }
     }
 
@@ -178,13 +179,6 @@ impl<'a> Plan<'a> {
         }
         false
     }
-
-    fn random_unit(&mut self) -> f64 {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        (self.seed >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// The window of closed-model slot `i` when busy slots go from `from` to `to` over `span`:
@@ -227,7 +221,7 @@ impl Iterator for Plan<'_> {
                     Spread::Rate(rate, randomized) => {
                         // Randomized: anywhere within the user's own slot of the rate, so
                         // the count stays exact and the order stays the time order.
-                        let jitter = if randomized { self.random_unit() } else { 0.0 };
+                        let jitter = if randomized { self.rng.f64() } else { 0.0 };
                         let t = rate.at(k as f64 + jitter).clamp(0.0, rate.span);
                         // `try_`: a rate's arithmetic is finite here, but a panic is no answer.
                         let t = Duration::try_from_secs_f64(t).unwrap_or(rate.length);
