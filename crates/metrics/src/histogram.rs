@@ -18,6 +18,7 @@
 //! against the hourly rescale), and takes the lock only when it would enter. Count and sum are
 //! per-thread adders. The samples kept are exactly those the locked algorithm would keep.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -80,9 +81,32 @@ fn nanos_since(epoch: Instant, t: Instant) -> u64 {
 
 /// The weight of a sample at `at` for a landmark at `landmark` (nanoseconds after the epoch):
 /// in whole seconds, as DropWizard counts them (so samples of one second weigh the same).
+///
+/// Asked on every update, so kept cheap: whole seconds without 128-bit division, and `exp`
+/// remembered per thread for the last few seconds asked (a weight changes once a second, and
+/// a server updating two timers a request would otherwise pay two `exp`s a request).
 fn weight(at: u64, landmark: u64) -> f64 {
-    let seconds = (i128::from(at) - i128::from(landmark)).div_euclid(1_000_000_000);
-    (RESERVOIR_ALPHA * seconds as f64).exp()
+    const NANOS: u64 = 1_000_000_000;
+    // Floor division: a sample timed just before a landmark another thread moved counts -1.
+    let seconds = if at >= landmark {
+        ((at - landmark) / NANOS) as i64
+    } else {
+        -(((landmark - at).div_ceil(NANOS)) as i64)
+    };
+    thread_local! {
+        static WEIGHTS: [Cell<(i64, f64)>; 4] = const { [const { Cell::new((i64::MIN, 0.0)) }; 4] };
+    }
+    WEIGHTS.with(|cache| {
+        let entry = &cache[(seconds as usize) % cache.len()];
+        match entry.get() {
+            (s, w) if s == seconds => w,
+            _ => {
+                let w = (RESERVOIR_ALPHA * seconds as f64).exp();
+                entry.set((seconds, w));
+                w
+            }
+        }
+    })
 }
 
 /// A uniform number in (0, 1] (a priority divides by it): fastrand's per-thread generator,
@@ -335,6 +359,37 @@ mod tests {
         );
         assert_eq!(filtered.reservoir_len(), RESERVOIR_SIZE);
         taken
+    }
+
+    #[test]
+    fn weights_count_whole_seconds_from_the_landmark() {
+        let s = 1_000_000_000u64;
+        let reference = |at: u64, landmark: u64| {
+            let seconds = (i128::from(at) - i128::from(landmark)).div_euclid(i128::from(s));
+            (RESERVOIR_ALPHA * seconds as f64).exp()
+        };
+        for (at, landmark) in [
+            (0, 0),
+            (s - 1, 0),
+            (s, 0),
+            (3600 * s + 7, 5 * s),
+            (5 * s - 1, 5 * s),
+            (0, 5 * s),
+            (4 * s, 5 * s),
+            (4 * s + 1, 5 * s),
+        ] {
+            // Twice: computed, then remembered.
+            assert_eq!(
+                weight(at, landmark),
+                reference(at, landmark),
+                "{at} {landmark}"
+            );
+            assert_eq!(
+                weight(at, landmark),
+                reference(at, landmark),
+                "{at} {landmark}"
+            );
+        }
     }
 
     #[test]

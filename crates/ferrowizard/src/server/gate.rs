@@ -128,6 +128,18 @@ impl<S: Clone> Clone for Gate<S> {
 
 type BoxedResponse = Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
 
+impl Gate<axum::Router> {
+    /// [`Service::call`] without asking [`Service::poll_ready`] first: axum's router is always
+    /// ready (and tower-http's compression is ready when what it wraps is), so a connection
+    /// calls its gate in place.
+    pub(crate) fn call_ready(
+        &mut self,
+        req: Request<Body>,
+    ) -> <Self as Service<Request<Body>>>::Future {
+        self.call(req)
+    }
+}
+
 impl<S> Service<Request<Body>> for Gate<S>
 where
     S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
@@ -238,7 +250,9 @@ where
         }
         future.finish.running = true;
         future.state = match (&mut self.compressing, compress) {
-            (Some(c), true) => State::Compressed { inner: c.call(req) },
+            (Some(c), true) => State::Compressed {
+                inner: Box::pin(c.call(req)),
+            },
             _ => State::Plain {
                 inner: self.plain.call(req),
             },
@@ -341,7 +355,9 @@ pin_project! {
     enum State<P, C> {
         Ready { response: Option<Response<Body>> },
         Plain { #[pin] inner: P },
-        Compressed { #[pin] inner: C },
+        // Boxed: tower-http's future wraps the router's and would double the size of every
+        // request's future, which is moved a few times on its way into hyper's slot.
+        Compressed { inner: Pin<Box<C>> },
         Waiting { inner: BoxedResponse },
         Done,
     }
@@ -404,7 +420,12 @@ where
                 std::task::ready!(poll)
             }
             StateProj::Compressed { inner } => {
-                let poll = catching(|| inner.poll(cx).map(|r| infallible(r).map(Body::new)));
+                let poll = catching(|| {
+                    inner
+                        .as_mut()
+                        .poll(cx)
+                        .map(|r| infallible(r).map(Body::new))
+                });
                 this.finish.note_route();
                 std::task::ready!(poll)
             }

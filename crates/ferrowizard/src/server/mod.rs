@@ -155,23 +155,18 @@ fn stack(
     request_log: Option<&Arc<RequestLog>>,
     metrics: Option<&Arc<RequestMetrics>>,
 ) -> HttpService {
-    let metrics = if std::env::var("FW_NO_METRICS").is_ok() {
-        None
-    } else {
-        metrics
-    };
-    let router = if router.has_routes() && std::env::var("FW_NO_ROUTE").is_err() {
+    let router = if router.has_routes() {
         router.route_layer(RouteLayer)
     } else {
         router
     };
-    connector::boxed(Gate::new(
+    Gate::new(
         router,
         settings,
         overload.clone(),
         metrics.map(|m| (**m).clone()),
         request_log.cloned(),
-    ))
+    )
 }
 
 fn prefixed(router: Router, path: &str) -> Router {

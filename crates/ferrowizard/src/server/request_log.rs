@@ -242,9 +242,16 @@ thread_local! {
     static STAMP: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
 }
 
-fn write_stamp(out: &mut Text, nanos: i128, zone: &TimeZone) {
+fn write_stamp(out: &mut Text, time: SystemTime, zone: &TimeZone) {
     use std::fmt::Write;
-    let second = nanos.div_euclid(1_000_000_000) as i64;
+    // Whole seconds since the epoch (before it: floored), without 128-bit arithmetic.
+    let second = match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => {
+            let d = e.duration();
+            -i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX)
+        }
+    };
     STAMP.with(|cell| {
         let mut cache = cell.borrow_mut();
         if cache.0 != second {
@@ -291,7 +298,7 @@ fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, z
         None => out.push('-'),
     }
     out.push_str(" - - [");
-    write_stamp(out, unix_nanos(e.time), zone);
+    write_stamp(out, e.time, zone);
     out.push_str("] \"");
     out.push_str(e.method.as_str());
     out.push(' ');
