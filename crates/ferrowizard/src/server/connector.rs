@@ -569,3 +569,87 @@ pub fn tls_acceptor(
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicBool;
+    use std::task::{Wake, Waker};
+
+    /// A future that counts its polls, keeps the waker it was given, and is ready when told.
+    #[derive(Clone, Default)]
+    struct Probe {
+        polls: Arc<AtomicUsize>,
+        waker: Arc<Mutex<Option<Waker>>>,
+        ready: Arc<AtomicBool>,
+    }
+
+    impl Future for Probe {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            self.polls.fetch_add(1, Relaxed);
+            *self.waker.lock().unwrap() = Some(cx.waker().clone());
+            if self.ready.load(Relaxed) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    impl Probe {
+        fn wake(&self) {
+            if let Some(w) = self.waker.lock().unwrap().take() {
+                w.wake();
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Task(AtomicUsize);
+
+    impl Wake for Task {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Relaxed);
+        }
+    }
+
+    #[test]
+    fn on_wake_polls_its_future_only_after_the_future_asked_to_be() {
+        let probe = Probe::default();
+        let task = Arc::new(Task::default());
+        let waker = Waker::from(task.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut f = Box::pin(OnWake::new(probe.clone()));
+        let polls = || probe.polls.load(Relaxed);
+
+        // Polled on the first poll, not on the next ones (the task woke for something else).
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(polls(), 1);
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(polls(), 1);
+
+        // Its own waker fired: the task is woken, and the future polled once.
+        probe.wake();
+        assert_eq!(task.0.load(Relaxed), 1);
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(polls(), 2);
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(polls(), 2);
+
+        // Changed through `inner` (a timer reset): polled again.
+        f.as_mut().inner().ready.store(false, Relaxed);
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(polls(), 3);
+
+        // A wake-up after every poll still reaches the task, and readiness gets through.
+        probe.ready.store(true, Relaxed);
+        probe.wake();
+        assert_eq!(task.0.load(Relaxed), 2);
+        assert!(f.as_mut().poll(&mut cx).is_ready());
+        assert_eq!(polls(), 4);
+    }
+}

@@ -143,7 +143,11 @@ impl RequestLog {
             // Formatted into the record in its queue slot (once per appender: a request
             // log rarely has more than one).
             appender.log(&tracing::Level::INFO, |record| {
-                record.clear();
+                // Only what a request log's layout reads (`Layout::Raw`, or a syslog header
+                // then `Raw`): level, time and the line. Its records never carry fields, so
+                // the rest of the slot is left alone, as are the cache lines it lies on (the
+                // writer thread read this slot last, on another core).
+                record.text.clear();
                 record.preformatted = true;
                 record.level = tracing::Level::INFO;
                 record.time = entry.time;
