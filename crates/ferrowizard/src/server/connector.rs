@@ -222,6 +222,8 @@ impl Connection {
         let mut closing: Option<u64> = None;
         loop {
             tokio::select! {
+                // In order, the connection first: no random start drawn on every wake-up.
+                biased;
                 result = conn.as_mut() => {
                     if let Err(e) = result {
                         tracing::debug!(target: "ferrowizard::server::connection", %peer, error = %e, "connection error");
