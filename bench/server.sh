@@ -3,14 +3,21 @@
 # with the chatty config, against the same handlers on bare axum with no logging.
 #
 #   bench/server.sh [ROUNDS] [SECONDS]      (default 3 rounds of 10 s per setting)
+#   SETTINGS="bare quiet no-request-log production" bench/server.sh 7 10
 #
-# Every setting runs in every round (bare, production, chatty; each round starts with the next
-# one), so ratios are taken within a round; the script prints each round, the medians, and the
-# server's CPU time per request (user + system, every thread). Load stays on 127.0.0.1.
+# Settings: bare (realtime-bare), production, chatty (the default three), and two that take
+# production apart: quiet (ferrowizard with no appender and no request log: the server's own
+# cost) and no-request-log (production without its request log).
+#
+# Every setting runs in every round (each round starts with the next one), so ratios are taken
+# within a round; the script prints each round, the medians, and the server's CPU time per
+# request (user + system, every thread). Load stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 seconds=${2:-10}
+read -r -a settings <<< "${SETTINGS:-bare production chatty}"
+[ "${settings[0]}" = bare ] || { echo "SETTINGS must start with bare (the ratios' base)"; exit 2; }
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 cargo build --release -q -p realtime
@@ -18,7 +25,21 @@ bin=target/release
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cat > "$work/production.yaml" <<YAML
+# A ferrowizard config: $1 its name, $2 whether it has a request log, $3 whether the
+# application log has its file appender.
+config() {
+  local request_log="[]" app_log="[]"
+  [ "$2" = yes ] && request_log="
+      - type: file
+        currentLogFilename: $work/$1/requests.log
+        archivedLogFilenamePattern: $work/$1/requests-%d-%i.log.gz
+        maxFileSize: 50MiB"
+  [ "$3" = yes ] && app_log="
+    - type: file
+      currentLogFilename: $work/$1/app.log
+      archivedLogFilenamePattern: $work/$1/app-%d-%i.log.gz
+      maxFileSize: 50MiB"
+  cat > "$work/$1.yaml" <<YAML
 server:
   applicationConnectors:
     - type: http
@@ -28,19 +49,15 @@ server:
     - type: http
       port: 0
   requestLog:
-    appenders:
-      - type: file
-        currentLogFilename: $work/production/requests.log
-        archivedLogFilenamePattern: $work/production/requests-%d-%i.log.gz
-        maxFileSize: 50MiB
+    appenders: $request_log
 logging:
   level: INFO
-  appenders:
-    - type: file
-      currentLogFilename: $work/production/app.log
-      archivedLogFilenamePattern: $work/production/app-%d-%i.log.gz
-      maxFileSize: 50MiB
+  appenders: $app_log
 YAML
+}
+config production yes yes
+config no-request-log no yes
+config quiet no no
 
 # Starts "$@" with stdout to $1's log, waits for the address it prints; sets $pid and $addr.
 start() {
@@ -64,7 +81,8 @@ stop() {
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 hz=$(getconf CLK_TCK)
 
-# Loads the server; prints its req/s, and appends its CPU time per request (µs) to $work/cpu-$1.
+# Loads the server; appends its req/s to $work/rps-$1 and its CPU time per request (µs) to
+# $work/cpu-$1.
 load() {
   curl -fsS "http://$addr/realtime/quotes/ACME" >/dev/null
   local before after out
@@ -72,47 +90,52 @@ load() {
   out=$(wrk -t1 -c64 -d"${seconds}s" "http://$addr/realtime/quotes/ACME")
   after=$(ticks)
   echo "($after - $before) * 1000000 / $hz / $(awk '/requests in/ {print $1}' <<< "$out")" | bc -l >> "$work/cpu-$1"
-  awk '/Requests\/sec/ {print $2}' <<< "$out"
+  awk '/Requests\/sec/ {print $2}' <<< "$out" >> "$work/rps-$1"
 }
 
-# Runs one setting and records its req/s.
+# Runs one setting.
 measure() {
   case $1 in
     bare)
-      start bare "$bin/realtime-bare" 0
-      bare[$r]=$(load bare) ;;
-    production)
-      rm -rf "$work/production"
-      start production "$bin/realtime" server "$work/production.yaml"
-      production[$r]=$(load production) ;;
+      start bare "$bin/realtime-bare" 0 ;;
     chatty)
       # The seed's "before": root DEBUG, console appender, console request log; stdout to a
       # file as a server's would be.
-      start chatty "$bin/realtime" server examples/realtime/config/before.yaml --set http.port=0 --set http.adminPort=0 --set http.bindHost=127.0.0.1
-      chatty[$r]=$(load chatty) ;;
+      start chatty "$bin/realtime" server examples/realtime/config/before.yaml --set http.port=0 --set http.adminPort=0 --set http.bindHost=127.0.0.1 ;;
+    production | no-request-log | quiet)
+      rm -rf "${work:?}/$1"
+      start "$1" "$bin/realtime" server "$work/$1.yaml" ;;
+    *)
+      echo "unknown setting $1"; exit 2 ;;
   esac
+  load "$1"
   stop
 }
 
-declare -a bare production chatty
-settings=(bare production chatty)
+last() { tail -n 1 "$work/rps-$1"; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+n=${#settings[@]}
 for r in $(seq 1 "$rounds"); do
-  # Each round starts with the next setting, so that none always runs first or last (the
-  # machine's state drifts within a round too).
-  for i in 0 1 2; do
-    measure "${settings[$(( (r - 1 + i) % 3 ))]}"
+  for i in $(seq 0 $((n - 1))); do
+    measure "${settings[$(( (r - 1 + i) % n ))]}"
   done
-  printf 'round %d: bare %s req/s, production %s req/s (%.3fx), chatty %s req/s (%.3fx)\n' "$r" \
-    "${bare[$r]}" "${production[$r]}" "$(echo "${production[$r]} / ${bare[$r]}" | bc -l)" \
-    "${chatty[$r]}" "$(echo "${chatty[$r]} / ${bare[$r]}" | bc -l)"
-  echo "${production[$r]} / ${bare[$r]}" | bc -l >> "$work/ratio-production"
-  echo "${chatty[$r]} / ${bare[$r]}" | bc -l >> "$work/ratio-chatty"
+  line="round $r: bare $(last bare) req/s"
+  for s in "${settings[@]:1}"; do
+    ratio=$(echo "$(last "$s") / $(last bare)" | bc -l)
+    echo "$ratio" >> "$work/ratio-$s"
+    line+=$(printf ', %s %s req/s (%.3fx)' "$s" "$(last "$s")" "$ratio")
+  done
+  echo "$line"
 done
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-printf 'median of %d rounds: bare %s req/s, production %s req/s, chatty %s req/s\n' "$rounds" \
-  "$(printf '%s\n' "${bare[@]}" | median)" "$(printf '%s\n' "${production[@]}" | median)" "$(printf '%s\n' "${chatty[@]}" | median)"
-printf 'median CPU per request (the server'"'"'s user + system time / requests): bare %.2f µs, production %.2f µs, chatty %.2f µs\n' \
-  "$(median < "$work/cpu-bare")" "$(median < "$work/cpu-production")" "$(median < "$work/cpu-chatty")"
-printf 'median ratios to bare: production %.3fx (goal >= 0.92), chatty %.3fx (goal >= 0.85; the seed: 0.23)\n' \
-  "$(median < "$work/ratio-production")" "$(median < "$work/ratio-chatty")"
+line="median of $rounds rounds:"
+for s in "${settings[@]}"; do line+=" $s $(median < "$work/rps-$s") req/s"; done
+echo "$line"
+line="median CPU per request (the server's user + system time / requests):"
+for s in "${settings[@]}"; do line+=$(printf ' %s %.2f µs' "$s" "$(median < "$work/cpu-$s")"); done
+echo "$line"
+goal() { case $1 in production) echo " (goal >= 0.92)" ;; chatty) echo " (goal >= 0.85; the seed: 0.23)" ;; esac; }
+line="median ratios to bare:"
+for s in "${settings[@]:1}"; do line+=$(printf ' %s %.3fx%s' "$s" "$(median < "$work/ratio-$s")" "$(goal "$s")"); done
+echo "$line"
