@@ -58,9 +58,16 @@ impl Overload {
         })
     }
 
-    /// Admits a request if the server is not full, with a running slot if one is free:
-    /// `None` (full: 503), `Some(true)` (admitted and running), `Some(false)` (admitted, to
-    /// wait for a slot). Undo with [`Overload::leave`].
+    /// Admits a request if the server is not full, with a running slot if one is free and no
+    /// request is waiting for one: `None` (full: 503), `Some(true)` (admitted and running),
+    /// `Some(false)` (admitted, to wait for a slot). Undo with [`Overload::leave`].
+    ///
+    /// A newcomer does not take a free slot while requests are waiting: it queues behind them
+    /// (Jetty's queue is first in, first out; waiters are woken oldest first). Otherwise, at
+    /// saturation, a slot freed would go to whoever arrived just then, and a waiting request
+    /// could wait until its client gave up. (Among the waiters, one that has not parked yet
+    /// may still take a slot before an older one wakes: first in, first out nearly, not
+    /// exactly.)
     pub(crate) fn admit(&self) -> Option<bool> {
         let mut runs = false;
         self.counts
@@ -68,7 +75,8 @@ impl Overload {
                 if admitted(c) >= self.max_admitted {
                     return None;
                 }
-                runs = running(c) < self.max_running;
+                // Admitted but not running: waiting.
+                runs = running(c) < self.max_running && admitted(c) == running(c);
                 Some(c + ADMITTED + if runs { RUNNING } else { 0 })
             })
             .ok()
@@ -156,4 +164,44 @@ pub fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
         http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newcomer_does_not_take_a_slot_ahead_of_a_waiting_request() {
+        let o = Overload::new(1, 10);
+        assert_eq!(o.admit(), Some(true), "a free slot: runs");
+        assert_eq!(o.admit(), Some(false), "no slot: waits");
+        // The running request ends; before the waiting one takes the slot, another arrives.
+        o.leave(true);
+        assert_eq!(
+            o.admit(),
+            Some(false),
+            "the newcomer queues behind the waiting request"
+        );
+        assert!(o.try_run(), "the waiting request takes the slot");
+        assert!(!o.try_run(), "one slot only");
+        o.leave(true);
+        assert!(o.try_run(), "then the newcomer");
+        o.leave(true);
+        assert_eq!(
+            o.admit(),
+            Some(true),
+            "nobody waits: a newcomer runs at once"
+        );
+    }
+
+    #[test]
+    fn beyond_running_and_queued_requests_are_refused() {
+        let o = Overload::new(2, 1);
+        assert_eq!(o.admit(), Some(true));
+        assert_eq!(o.admit(), Some(true));
+        assert_eq!(o.admit(), Some(false));
+        assert_eq!(o.admit(), None);
+        o.leave(false);
+        assert_eq!(o.admit(), Some(false));
+    }
 }
