@@ -279,7 +279,7 @@ struct Finish {
     started: Instant,
     entry: Option<Entry>,
     /// The route template the router matched, for its timer.
-    route: Option<(Method, axum::extract::MatchedPath)>,
+    route: Option<(Method, super::metrics::RouteId)>,
     admitted: bool,
     running: bool,
     done: bool,
@@ -326,7 +326,7 @@ impl Finish {
             if let Some((method, route)) = self.route.take() {
                 m.record_route(
                     &method,
-                    &route,
+                    route,
                     now,
                     now.saturating_duration_since(self.started),
                 );
