@@ -144,6 +144,9 @@ pub(crate) struct RouteId(usize, usize);
 /// Every route template ever matched (a few per application), kept alive; see [`RouteId`].
 static TEMPLATES: Mutex<Vec<MatchedPath>> = Mutex::new(Vec::new());
 
+/// Copies of one template's text kept in [`TEMPLATES`] at most.
+const COPIES_KEPT: usize = 8;
+
 impl RouteId {
     /// The identity of `route`, which is kept alive from now on.
     fn of(route: &MatchedPath) -> RouteId {
@@ -152,19 +155,30 @@ impl RouteId {
             /// The templates this thread has already made sure are kept.
             static SEEN: RefCell<FxHashSet<RouteId>> = RefCell::default();
         }
-        let seen = SEEN.with(|seen| seen.try_borrow().is_ok_and(|s| s.contains(&id)));
-        if !seen {
-            let mut all = TEMPLATES.lock().unwrap_or_else(PoisonError::into_inner);
-            if !all.iter().any(|t| id.is(t)) {
-                all.push(route.clone());
-            }
-            drop(all);
-            SEEN.with(|seen| {
-                if let Ok(mut seen) = seen.try_borrow_mut() {
-                    seen.insert(id);
-                }
-            });
+        if SEEN.with(|seen| seen.try_borrow().is_ok_and(|s| s.contains(&id))) {
+            return id;
         }
+        let mut all = TEMPLATES.lock().unwrap_or_else(PoisonError::into_inner);
+        if !all.iter().any(|t| id.is(t)) {
+            // Each router has its own copy of a template (two servers in one process: two
+            // copies), each kept so that its requests take the fast path above. But a
+            // `MatchedPath` made afresh for every request (axum does that for a router nested
+            // in another at run time) must not add an entry per request: past a few copies of
+            // one text, the first copy stands for the rest.
+            let mut same = all.iter().filter(|t| t.as_str() == route.as_str());
+            if let Some(first) = same.next()
+                && same.count() + 1 >= COPIES_KEPT
+            {
+                return RouteId(first.as_str().as_ptr() as usize, first.as_str().len());
+            }
+            all.push(route.clone());
+        }
+        drop(all);
+        SEEN.with(|seen| {
+            if let Ok(mut seen) = seen.try_borrow_mut() {
+                seen.insert(id);
+            }
+        });
         id
     }
 
@@ -246,5 +260,64 @@ where
             });
         }
         self.inner.call(req)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    /// A `MatchedPath` for `path`, as axum makes it in `router`.
+    async fn matched(router: &axum::Router, path: &str) -> MatchedPath {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let probe = router.clone().layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send(req.extensions().get::<MatchedPath>().cloned());
+                    next.run(req).await
+                }
+            },
+        ));
+        let request = http::Request::get(path)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let _ = probe.oneshot(request).await;
+        rx.recv().unwrap().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_route_is_known_by_its_copy_and_copies_made_per_request_are_not_kept() {
+        // Text no other test uses: `TEMPLATES` is shared by the whole test binary.
+        let template = "/route-id-test/{id}";
+        let copies = || {
+            TEMPLATES
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|t| t.as_str() == template)
+                .count()
+        };
+        let router = axum::Router::new().route(template, get(|| async {}));
+        let first = matched(&router, "/route-id-test/1").await;
+        let again = matched(&router, "/route-id-test/2").await;
+        assert_eq!(
+            RouteId::of(&first),
+            RouteId::of(&again),
+            "one copy per router"
+        );
+        assert_eq!(RouteId::of(&first).template().unwrap().as_str(), template);
+        assert_eq!(copies(), 1);
+        // Copies at other addresses (other routers, or made afresh per request): a few are
+        // kept, then the first stands for them all.
+        for i in 0..3 * COPIES_KEPT {
+            let other = axum::Router::new().route(template, get(|| async {}));
+            let path = format!("/route-id-test/{i}");
+            let id = RouteId::of(&matched(&other, &path).await);
+            assert_eq!(id.template().unwrap().as_str(), template);
+        }
+        assert_eq!(copies(), COPIES_KEPT);
     }
 }
