@@ -148,7 +148,8 @@ static TEMPLATES: Mutex<Vec<MatchedPath>> = Mutex::new(Vec::new());
 const COPIES_KEPT: usize = 8;
 
 impl RouteId {
-    /// The identity of `route`, which is kept alive from now on.
+    /// The identity of `route`, which is kept alive from now on (or, past [`COPIES_KEPT`]
+    /// copies of its text, of the first copy kept).
     fn of(route: &MatchedPath) -> RouteId {
         let id = RouteId(route.as_str().as_ptr() as usize, route.as_str().len());
         thread_local! {
