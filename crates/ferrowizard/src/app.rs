@@ -5,9 +5,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::routing::MethodRouter;
 
 use crate::admin::tasks::Task;
 use crate::config::Configuration;
+use crate::server::Routes;
 use ferrowizard_metrics::MetricRegistry;
 
 /// The outcome of a health check: `Ok(message)` healthy, `Err(message)` unhealthy.
@@ -32,16 +34,26 @@ where
 /// What `Application::run` registers: DropWizard's `Environment`.
 #[derive(Default)]
 pub struct Environment {
-    pub(crate) router: Router,
+    pub(crate) routes: Routes,
     pub(crate) health_checks: Vec<(String, Arc<dyn HealthCheck>)>,
     pub(crate) tasks: Vec<(String, Arc<dyn Task>)>,
     pub(crate) metrics: MetricRegistry,
 }
 
 impl Environment {
-    /// Adds the application's routes (merged with any added before).
+    /// Adds a route: `method_router` at `path` (axum's `Router::route`, and its panics).
+    /// Its requests are timed under `path` (`ferrowizard.routes`) at no cost to the route:
+    /// the way to add routes that serve under load.
+    pub fn route(&mut self, path: &str, method_router: MethodRouter) -> &mut Self {
+        self.routes = std::mem::take(&mut self.routes).route(path, method_router);
+        self
+    }
+
+    /// Adds every route of `router` (merged with any added before). Each is timed under its
+    /// template through a layer axum wraps the route in, which costs ~0.4 µs of CPU a request
+    /// (see [`Routes`]): [`route`](Self::route) is cheaper.
     pub fn routes(&mut self, router: Router) -> &mut Self {
-        self.router = std::mem::take(&mut self.router).merge(router);
+        self.routes = std::mem::take(&mut self.routes).merge(router);
         self
     }
 

@@ -139,7 +139,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             return ExitCode::FAILURE;
         }
         let Environment {
-            router,
+            routes,
             health_checks,
             tasks,
             metrics,
@@ -158,7 +158,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
         };
         let server = match Server::start(
             config.server(),
-            router,
+            routes,
             admin.router(),
             &metrics,
             app.name(),

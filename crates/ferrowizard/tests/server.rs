@@ -11,10 +11,11 @@ use ferrowizard::HealthCheck;
 use ferrowizard::admin::Admin;
 use ferrowizard::config::server::{
     ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
+    SimpleServerFactory,
 };
 use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
 use ferrowizard::metrics::MetricRegistry;
-use ferrowizard::server::Server;
+use ferrowizard::server::{Routes, Server};
 use tokio::sync::Semaphore;
 
 fn http(port: u16, header_timeout_ms: u64) -> ConnectorFactory {
@@ -202,6 +203,75 @@ async fn queued_requests_wait_for_a_slot_and_are_served() {
         "{m}"
     );
     assert_eq!(m["timers"]["ferrowizard.requests"]["count"], 9, "{m}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_timed_under_the_route_axum_chose_known_or_merged() {
+    // The simple server: the application's routes nested under its context path, the admin
+    // routes merged in beside them.
+    let mut f = SimpleServerFactory {
+        connector: http(0, 10_000),
+        ..Default::default()
+    };
+    f.request_log.appenders = Vec::new();
+    let app = Routes::new()
+        .route("/q/{symbol}", get(|| async { "quote\n" }))
+        .route("/", get(|| async { "home\n" }))
+        // More specific than a known template: axum routes it here, and so must its timer.
+        .merge(Router::new().route("/q/special", get(|| async { "special\n" })));
+    let admin = Router::new().route("/ping", get(|| async { "pong\n" }));
+    let metrics = MetricRegistry::new();
+    let server = Server::start(&ServerFactory::Simple(f), app, admin, &metrics, "test")
+        .await
+        .unwrap();
+    let addr = app_addr(&server);
+    let requests = [
+        ("GET", "/application/q/ACME", 200),
+        ("GET", "/application/q/INIT", 200),
+        ("GET", "/application/q/special", 200),
+        ("GET", "/application", 200),
+        ("GET", "/application/nowhere", 404),
+        ("POST", "/application/q/ACME", 405),
+        ("GET", "/admin/ping", 200),
+    ];
+    for (method, path, expected) in requests {
+        let response = tokio::task::spawn_blocking(move || {
+            raw(
+                addr,
+                format!("{method} {path} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            )
+        })
+        .await
+        .unwrap();
+        assert_eq!(status(&response), expected, "{method} {path}: {response}");
+    }
+    let m: serde_json::Value = serde_json::from_str(&metrics.render_json(false)).unwrap();
+    let timers = m["timers"].as_object().unwrap();
+    let routes: Vec<(&str, u64)> = timers
+        .iter()
+        .filter(|(name, _)| name.starts_with("ferrowizard.routes."))
+        .map(|(name, t)| {
+            (
+                &name["ferrowizard.routes.".len()..],
+                t["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut expected = vec![
+        ("GET./application/q/{symbol}", 2),
+        ("GET./application/q/special", 1),
+        ("GET./application", 1),
+        // A known template with a method it has no handler for: timed under it, as a 405.
+        ("POST./application/q/{symbol}", 1),
+        ("GET./admin/ping", 1),
+    ];
+    let mut routes = routes;
+    routes.sort();
+    expected.sort();
+    assert_eq!(routes, expected, "{m}");
+    assert_eq!(m["timers"]["ferrowizard.requests"]["count"], 7, "{m}");
     server.shutdown().await;
 }
 

@@ -37,7 +37,7 @@ pub fn serve(port: u16, naive: bool) -> ExitCode {
     runtime.block_on(async move {
         let feed = crate::Feed::new(&crate::default_symbols(), std::time::Duration::from_millis(100));
         tokio::spawn(feed.clone().run());
-        let mut app = crate::routes(feed);
+        let mut app = crate::router(&feed);
         if naive {
             app = app.layer(middleware::from_fn(log_request));
         }

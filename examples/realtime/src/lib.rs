@@ -13,7 +13,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use serde::{Deserialize, Serialize};
 use tokio::sync::RwLock;
 
@@ -208,13 +208,26 @@ async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
     (StatusCode::ACCEPTED, Json(serde_json::json!({ "id": id }))).into_response()
 }
 
-/// The service's routes.
-pub fn routes(feed: Arc<Feed>) -> Router {
-    Router::new()
-        .route("/realtime/quotes", get(quotes))
-        .route("/realtime/quotes/{symbol}", get(quote))
-        .route("/realtime/events", post(event))
-        .with_state(feed)
+/// The service's routes, each a template and its handlers: for ferrowizard's
+/// `Environment::route`, which times each under its template, or for [`router`].
+pub fn routes(feed: &Arc<Feed>) -> [(&'static str, MethodRouter); 3] {
+    [
+        ("/realtime/quotes", get(quotes).with_state(feed.clone())),
+        (
+            "/realtime/quotes/{symbol}",
+            get(quote).with_state(feed.clone()),
+        ),
+        ("/realtime/events", post(event).with_state(feed.clone())),
+    ]
+}
+
+/// The service's routes as a plain axum router.
+pub fn router(feed: &Arc<Feed>) -> Router {
+    routes(feed)
+        .into_iter()
+        .fold(Router::new(), |router, (path, handlers)| {
+            router.route(path, handlers)
+        })
 }
 
 /// The symbols quoted by default.

@@ -55,8 +55,10 @@ impl Application for Realtime {
         tokio::spawn(feed.clone().run());
         let check = feed.clone();
         let task = feed.clone();
+        for (path, handlers) in realtime::routes(&feed) {
+            environment.route(path, handlers);
+        }
         environment
-            .routes(realtime::routes(feed))
             .health_check("quotes", move || {
                 let feed = check.clone();
                 async move { feed.healthy() }

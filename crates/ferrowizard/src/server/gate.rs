@@ -39,6 +39,7 @@ use tower_http::compression::{Compression, CompressionLayer};
 use super::limits::{Overload, plain};
 use super::metrics::RequestMetrics;
 use super::request_log::{Entry, RequestLog};
+use super::routes::RouteTable;
 
 type Compressor = And<SizeAbove, DefaultPredicate>;
 
@@ -67,6 +68,8 @@ struct Shared {
     vary_from: Option<u64>,
     metrics: Option<RequestMetrics>,
     request_log: Option<Arc<RequestLog>>,
+    /// The routes whose templates are known (see `super::routes`).
+    routes: Arc<RouteTable>,
 }
 
 /// See the module docs. `S` is the router.
@@ -79,8 +82,9 @@ pub struct Gate<S> {
 
 impl<S: Clone> Gate<S> {
     /// A gate in front of `router`.
-    pub fn new(
+    pub(crate) fn new(
         router: S,
+        routes: Arc<RouteTable>,
         settings: &GateSettings,
         overload: Arc<Overload>,
         metrics: Option<RequestMetrics>,
@@ -108,6 +112,7 @@ impl<S: Clone> Gate<S> {
                 vary_from: settings.gzip.then_some(settings.minimum_entity_size),
                 metrics,
                 request_log,
+                routes,
             }),
         }
     }
@@ -163,7 +168,7 @@ where
 
     fn call(&mut self, mut req: Request<Body>) -> Self::Future {
         // Nothing noted for an earlier request (a router called outside a gate) is ours.
-        let _ = super::metrics::take_matched();
+        let _ = super::routes::take_matched();
         let started = Instant::now();
         let shared = self.shared.clone();
         if let Some(m) = &shared.metrics {
@@ -221,6 +226,17 @@ where
             return future;
         };
         future.finish.admitted = true;
+        // A known template: found here. Another (a merged router's): noted by its route
+        // layer as the router calls the route, which then wins (`Finish::note_route`).
+        future.finish.route = shared.routes.find(req.uri().path()).map(|(id, template)| {
+            tracing::debug!(
+                target: "ferrowizard::server::routing",
+                method = req.method().as_str(),
+                route = &**template,
+                "routed"
+            );
+            (req.method().clone(), *id)
+        });
         // Any encoding named: tower-http decides (and answers 406 to what it cannot meet).
         let compress =
             self.compressing.is_some() && req.headers().contains_key(header::ACCEPT_ENCODING);
@@ -279,19 +295,19 @@ struct Finish {
     started: Instant,
     entry: Option<Entry>,
     /// The route template the router matched, for its timer.
-    route: Option<(Method, super::metrics::RouteId)>,
+    route: Option<(Method, super::routes::RouteId)>,
     admitted: bool,
     running: bool,
     done: bool,
 }
 
 impl Finish {
-    /// Takes the route the router matched, if it did so during the call or poll just made on
-    /// this thread (axum's router calls the route's service on its future's first poll; see
-    /// `RouteLayer`).
+    /// Takes the route the router matched, if a route layer noted it during the call or poll
+    /// just made on this thread (axum's router calls the route's service on its future's
+    /// first poll; see `super::routes::RouteLayer`).
     fn note_route(&mut self) {
-        if self.route.is_none() {
-            self.route = super::metrics::take_matched();
+        if let Some(matched) = super::routes::take_matched() {
+            self.route = Some(matched);
         }
     }
 

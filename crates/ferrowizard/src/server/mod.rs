@@ -2,15 +2,17 @@
 //! interface, and graceful shutdown.
 //!
 //! A request's path: [`connector`] accepts and reads it (header timeout, size limit, idle
-//! timeout) → [`request_log`] notes it → [`metrics`] times it → [`limits`] admits it or
-//! answers 503/405 → body limit, compression and panic catching (tower-http) → the
-//! application's axum router (where the route's own timer runs).
+//! timeout) → [`gate`]: [`request_log`] notes it, [`metrics`] times it, [`limits`] admits it
+//! or answers 503/405, [`routes`] finds its route template → body limit, compression and panic
+//! catching → the application's axum router → back through the gate, which times it under
+//! its route and writes its request-log line.
 
 pub mod connector;
 pub mod gate;
 pub mod limits;
 pub mod metrics;
 pub mod request_log;
+pub mod routes;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -25,8 +27,10 @@ use connector::{ConnectionSettings, Connections, HttpService};
 use ferrowizard_metrics::{MetricRegistry, RegistryError};
 use gate::{Gate, GateSettings};
 use limits::Overload;
-use metrics::{RequestMetrics, RouteLayer};
+use metrics::RequestMetrics;
 use request_log::RequestLog;
+use routes::RouteTable;
+pub use routes::Routes;
 
 /// A startup failure, printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -147,21 +151,17 @@ fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
     }
 }
 
-/// The gate, the route timers and the request log around a router.
+/// The gate, with the route timers and the request log, around a router.
 fn stack(
-    router: Router,
+    (router, table): (Router, Arc<RouteTable>),
     overload: &Arc<Overload>,
     settings: &GateSettings,
     request_log: Option<&Arc<RequestLog>>,
     metrics: Option<&Arc<RequestMetrics>>,
 ) -> HttpService {
-    let router = if router.has_routes() {
-        router.route_layer(RouteLayer)
-    } else {
-        router
-    };
     Gate::new(
         router,
+        table,
         settings,
         overload.clone(),
         metrics.map(|m| (**m).clone()),
@@ -169,6 +169,8 @@ fn stack(
     )
 }
 
+/// `router` under the context path `path`, routes learned as matched (the admin routes: on
+/// their own connector they are not timed, on the simple server's one connector they are).
 fn prefixed(router: Router, path: &str) -> Router {
     let path = path.trim_end_matches('/');
     if path.is_empty() {
@@ -179,15 +181,15 @@ fn prefixed(router: Router, path: &str) -> Router {
 }
 
 impl Server {
-    /// Binds every connector `server` describes and starts serving `app_router` on the
-    /// application connectors and `admin_router` (see [`crate::admin::Admin`]) on the admin
-    /// connectors. Must be called inside a tokio runtime. The admin connectors get a runtime
+    /// Binds every connector `server` describes and starts serving `app` (a [`Routes`], or an
+    /// axum `Router`, whose routes are then timed through a layer) on the application
+    /// connectors and `admin_router` (see [`crate::admin::Admin`]) on the admin connectors. Must be called inside a tokio runtime. The admin connectors get a runtime
     /// of their own (one thread), so that application load cannot starve them. The server's
     /// metrics (requests, routes, status classes, connections, overload, the request log's
     /// counters) go to `metrics`.
     pub async fn start(
         server: &ServerFactory,
-        app_router: Router,
+        app: impl Into<Routes>,
         admin_router: Router,
         metrics: &MetricRegistry,
         app_name: &str,
@@ -227,11 +229,16 @@ impl Server {
         }
 
         let mut listeners: Vec<(Plan, TcpListener, Option<tokio_rustls::TlsAcceptor>)> = Vec::new();
-        let plans: Vec<(Plan, Router)> = match server {
+        type Served = (Router, Arc<RouteTable>);
+        let plans: Vec<(Plan, Served)> = match server {
             ServerFactory::Default(f) => {
-                let app = prefixed(app_router, &f.application_context_path);
-                let admin_r = prefixed(admin_router, &f.admin_context_path);
-                let mut plans: Vec<(Plan, Router)> = f
+                let (app, table) = app.into().under(&f.application_context_path);
+                let app: Served = (app, Arc::new(table));
+                let admin_r: Served = (
+                    prefixed(admin_router, &f.admin_context_path),
+                    Arc::new(RouteTable::none()),
+                );
+                let mut plans: Vec<(Plan, Served)> = f
                     .application_connectors
                     .iter()
                     .map(|c| {
@@ -258,8 +265,9 @@ impl Server {
                 plans
             }
             ServerFactory::Simple(f) => {
-                let router = prefixed(app_router, &f.application_context_path)
-                    .merge(prefixed(admin_router, &f.admin_context_path));
+                let (app, table) = app.into().under(&f.application_context_path);
+                let admin = routes::layered(prefixed(admin_router, &f.admin_context_path));
+                let router: Served = (app.merge(admin), Arc::new(table));
                 vec![(
                     Plan {
                         role: "application",
