@@ -169,6 +169,39 @@ fn stack(
     )
 }
 
+impl GateSettings {
+    fn of(shared: &crate::config::server::SharedSettings<'_>) -> GateSettings {
+        GateSettings {
+            gzip: shared.gzip.enabled,
+            minimum_entity_size: shared.gzip.minimum_entity_size.to_bytes(),
+            allowed_methods: shared.allowed_methods.to_vec(),
+            max_body: shared.max_request_body_size.to_bytes(),
+        }
+    }
+}
+
+/// An application connector's service as [`Server::start`] builds it from `server` (its
+/// request log started, its metrics in `metrics`), to be called in place of a connection:
+/// what `benches/request_path.rs` measures. Not part of the API.
+#[doc(hidden)]
+pub fn bench_service(
+    server: &ServerFactory,
+    app: Routes,
+    metrics: &MetricRegistry,
+) -> Result<HttpService, StartError> {
+    let shared = server.shared();
+    let request_log = RequestLog::start(shared.request_log, "bench")?;
+    let request_metrics = Arc::new(RequestMetrics::new(metrics)?);
+    let (router, table) = app.under("");
+    Ok(stack(
+        (router, Arc::new(table)),
+        &Overload::new(shared.max_threads, shared.max_queued_requests),
+        &GateSettings::of(&shared),
+        request_log.as_ref(),
+        Some(&request_metrics),
+    ))
+}
+
 /// `router` under the context path `path`, routes learned as matched (the admin routes: on
 /// their own connector they are not timed, on the simple server's one connector they are).
 fn prefixed(router: Router, path: &str) -> Router {
@@ -207,12 +240,7 @@ impl Server {
             shared.max_queued_requests,
             shared.shutdown_grace_period,
         );
-        let gate_settings = GateSettings {
-            gzip: shared.gzip.enabled,
-            minimum_entity_size: shared.gzip.minimum_entity_size.to_bytes(),
-            allowed_methods: shared.allowed_methods.to_vec(),
-            max_body: shared.max_request_body_size.to_bytes(),
-        };
+        let gate_settings = GateSettings::of(&shared);
         let request_log = RequestLog::start(shared.request_log, app_name)?;
         if let Some(log) = &request_log {
             let names = log
