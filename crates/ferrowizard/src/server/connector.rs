@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use http::Request;
+use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -179,25 +179,18 @@ impl Connection {
                 "request received"
             );
             let request = req.map(Body::new);
-            let future = service
+            // The gate's future is hyper's: no future wrapped around it (each wrapper is
+            // another copy of the whole request state, ~700 bytes, on its way into hyper).
+            service
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .call_ready(request);
-            let peer_text = peer_text.clone();
-            async move {
-                future.await.map(|r| {
-                    tracing::debug!(target: "ferrowizard::server::response", peer = &*peer_text, status = r.status().as_u16(), "response written");
-                    if http_body::Body::size_hint(r.body()).exact().is_some() {
-                        // Written at once: the request is answered.
-                        drop(in_flight);
-                        r
-                    } else {
-                        // A streamed body: in flight until its last byte, so that a client's
-                        // next (pipelined) request meanwhile is not timed as a slow head.
-                        r.map(|body| Body::new(Answering { body, _in_flight: in_flight }))
-                    }
-                })
-            }
+                .call_ready(
+                    request,
+                    Answer {
+                        in_flight,
+                        peer: peer_text.clone(),
+                    },
+                )
         });
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // No `header_read_timeout` here: hyper arms a timer for it on every request (a timer
@@ -447,6 +440,34 @@ impl InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Relaxed);
+    }
+}
+
+/// What a connection does with each response its gate hands back (`Gate::call_ready`): the
+/// `response written` DEBUG event, and the request's end as far as the connection's timeouts
+/// are concerned. Dropped unused when the client goes away first.
+pub(crate) struct Answer {
+    in_flight: InFlight,
+    peer: Arc<str>,
+}
+
+impl Answer {
+    pub(crate) fn answered(self, response: Response<Body>) -> Response<Body> {
+        tracing::debug!(target: "ferrowizard::server::response", peer = &*self.peer, status = response.status().as_u16(), "response written");
+        if http_body::Body::size_hint(response.body()).exact().is_some() {
+            // Written at once: the request is answered (`in_flight` dropped with `self`).
+            response
+        } else {
+            // A streamed body: in flight until its last byte, so that a client's next
+            // (pipelined) request meanwhile is not timed as a slow head.
+            let in_flight = self.in_flight;
+            response.map(|body| {
+                Body::new(Answering {
+                    body,
+                    _in_flight: in_flight,
+                })
+            })
+        }
     }
 }
 

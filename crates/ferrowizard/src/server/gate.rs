@@ -36,6 +36,7 @@ use tower::Service;
 use tower_http::compression::predicate::{And, DefaultPredicate, Predicate, SizeAbove};
 use tower_http::compression::{Compression, CompressionLayer};
 
+use super::connector::Answer;
 use super::limits::{Overload, plain};
 use super::metrics::RequestMetrics;
 use super::request_log::{Entry, RequestLog};
@@ -134,14 +135,16 @@ impl<S: Clone> Clone for Gate<S> {
 type BoxedResponse = Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
 
 impl Gate<axum::Router> {
-    /// [`Service::call`] without asking [`Service::poll_ready`] first: axum's router is always
-    /// ready (and tower-http's compression is ready when what it wraps is), so a connection
-    /// calls its gate in place.
+    /// [`Service::call`] without asking [`Service::poll_ready`] first (axum's router is always
+    /// ready, and tower-http's compression is ready when what it wraps is), for a connection,
+    /// which hands over what it does with the response (`answer`): the future returned is
+    /// the one hyper polls, with nothing wrapped around it.
     pub(crate) fn call_ready(
         &mut self,
         req: Request<Body>,
+        answer: Answer,
     ) -> <Self as Service<Request<Body>>>::Future {
-        self.call(req)
+        self.call_with(req, Some(answer))
     }
 }
 
@@ -166,7 +169,24 @@ where
         self.plain.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        self.call_with(req, None)
+    }
+}
+
+impl<S> Gate<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    fn call_with(
+        &mut self,
+        mut req: Request<Body>,
+        answer: Option<Answer>,
+    ) -> <Self as Service<Request<Body>>>::Future {
         // Nothing noted for an earlier request (a router called outside a gate) is ours.
         let _ = super::routes::take_matched();
         let started = Instant::now();
@@ -178,35 +198,26 @@ where
             .request_log
             .as_ref()
             .and_then(|l| l.entry(&req, started));
-        let mut future = GateFuture {
-            state: State::Ready { response: None },
-            finish: Finish {
-                shared,
-                started,
-                entry,
-                route: None,
-                admitted: false,
-                running: false,
-                done: false,
-            },
+        let mut finish = Finish {
+            shared,
+            started,
+            entry,
+            route: None,
+            answer,
+            admitted: false,
+            running: false,
+            done: false,
         };
-        let shared = &future.finish.shared;
+        let shared = &*finish.shared;
         if !shared.allowed.contains(req.method()) {
-            future.state = State::Ready {
-                response: Some(plain(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "Method Not Allowed\n",
-                )),
-            };
-            return future;
+            let response = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed\n");
+            return GateFuture::ready(response, finish);
         }
         // A declared length is checked now; an unknown one (chunked) as the body is read.
         match req.body().size_hint().upper() {
             Some(n) if n > shared.max_body => {
-                future.state = State::Ready {
-                    response: Some(plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large\n")),
-                };
-                return future;
+                let response = plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large\n");
+                return GateFuture::ready(response, finish);
             }
             Some(_) => {}
             None => {
@@ -217,18 +228,15 @@ where
         let Some(runs) = shared.overload.admit() else {
             shared.overload.rejected.fetch_add(1, Relaxed);
             tracing::debug!(target: "ferrowizard::server::overload", uri = %req.uri(), "server full: 503");
-            future.state = State::Ready {
-                response: Some(plain(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Service Unavailable: the server is at capacity\n",
-                )),
-            };
-            return future;
+            let response = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: the server is at capacity\n",
+            );
+            return GateFuture::ready(response, finish);
         };
-        future.finish.admitted = true;
         // A known template: found here. Another (a merged router's): noted by its route
         // layer as the router calls the route, which then wins (`Finish::note_route`).
-        future.finish.route = shared.routes.find(req.uri().path()).map(|(id, template)| {
+        let route = shared.routes.find(req.uri().path()).map(|(id, template)| {
             tracing::debug!(
                 target: "ferrowizard::server::routing",
                 method = req.method().as_str(),
@@ -240,41 +248,46 @@ where
         // Any encoding named: tower-http decides (and answers 406 to what it cannot meet).
         let compress =
             self.compressing.is_some() && req.headers().contains_key(header::ACCEPT_ENCODING);
+        finish.admitted = true;
+        finish.route = route;
         if !runs {
             // Every running slot is busy: wait in the queue. The slow path: boxed, with a
             // clone of the services, so that the connection's own instance stays free.
-            let overload = shared.overload.clone();
+            let overload = finish.shared.overload.clone();
             let (mut plain_service, mut compressing) =
                 (self.plain.clone(), self.compressing.clone());
-            future.state = State::Waiting {
-                inner: Box::pin(async move {
-                    overload.wait_to_run().await;
-                    // The slot is this future's until it ends (or is dropped); the place is
-                    // the request's, released by `Finish`.
-                    let _slot = RunningSlot(&overload);
-                    let response = match (&mut compressing, compress) {
-                        (Some(c), true) => c.call(req).await.map(|r| r.map(Body::new)),
-                        _ => plain_service.call(req).await,
-                    };
-                    match response {
-                        Ok(r) => r,
-                        Err(never) => match never {},
-                    }
-                }),
+            let inner: BoxedResponse = Box::pin(async move {
+                overload.wait_to_run().await;
+                // The slot is this future's until it ends (or is dropped); the place is
+                // the request's, released by `Finish`.
+                let _slot = RunningSlot(&overload);
+                let response = match (&mut compressing, compress) {
+                    (Some(c), true) => c.call(req).await.map(|r| r.map(Body::new)),
+                    _ => plain_service.call(req).await,
+                };
+                match response {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                }
+            });
+            return GateFuture {
+                state: State::Waiting { inner },
+                finish,
             };
-            return future;
         }
-        future.finish.running = true;
-        future.state = match (&mut self.compressing, compress) {
-            (Some(c), true) => State::Compressed {
-                inner: Box::pin(c.call(req)),
-            },
-            _ => State::Plain {
-                inner: self.plain.call(req),
-            },
-        };
-        future.finish.note_route();
-        future
+        finish.running = true;
+        match (&mut self.compressing, compress) {
+            (Some(c), true) => {
+                let inner = Box::pin(c.call(req));
+                finish.note_route();
+                GateFuture {
+                    state: State::Compressed { inner },
+                    finish,
+                }
+            }
+            // Built where it is returned: the router's future goes straight into its place.
+            _ => GateFuture::plain(self.plain.call(req), finish),
+        }
     }
 }
 
@@ -296,6 +309,8 @@ struct Finish {
     entry: Option<Entry>,
     /// The route template the router matched, for its timer.
     route: Option<(Method, super::routes::RouteId)>,
+    /// The connection's part, last.
+    answer: Option<Answer>,
     admitted: bool,
     running: bool,
     done: bool,
@@ -348,9 +363,13 @@ impl Finish {
                 );
             }
         }
-        match (self.entry.take(), &self.shared.request_log) {
+        let response = match (self.entry.take(), &self.shared.request_log) {
             (Some(entry), Some(log)) => log.finish(entry, now, response),
             _ => response,
+        };
+        match self.answer.take() {
+            Some(answer) => answer.answered(response),
+            None => response,
         }
     }
 }
@@ -385,6 +404,28 @@ pin_project! {
         #[pin]
         state: State<P, C>,
         finish: Finish,
+    }
+}
+
+impl<P, C> GateFuture<P, C> {
+    /// A response the gate gives itself (405, 413, 503).
+    fn ready(response: Response<Body>, finish: Finish) -> Self {
+        GateFuture {
+            state: State::Ready {
+                response: Some(response),
+            },
+            finish,
+        }
+    }
+
+    /// The router's future `inner`, just called.
+    #[inline]
+    fn plain(inner: P, mut finish: Finish) -> Self {
+        finish.note_route();
+        GateFuture {
+            state: State::Plain { inner },
+            finish,
+        }
     }
 }
 
