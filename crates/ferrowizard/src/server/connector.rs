@@ -454,7 +454,10 @@ pub(crate) struct Answer {
 impl Answer {
     pub(crate) fn answered(self, response: Response<Body>) -> Response<Body> {
         tracing::debug!(target: "ferrowizard::server::response", peer = &*self.peer, status = response.status().as_u16(), "response written");
-        if http_body::Body::size_hint(response.body()).exact().is_some() {
+        if http_body::Body::size_hint(response.body())
+            .exact()
+            .is_some()
+        {
             // Written at once: the request is answered (`in_flight` dropped with `self`).
             response
         } else {

@@ -148,7 +148,16 @@ impl Gate<axum::Router> {
     }
 }
 
-impl<S> Service<Request<Body>> for Gate<S>
+/// What a gate serves: a router, as a tower service (axum's `Router`).
+pub trait Inner:
+    Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send + 'static>
+    + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<S> Inner for S
 where
     S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
         + Clone
@@ -156,6 +165,9 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
+}
+
+impl<S: Inner> Service<Request<Body>> for Gate<S> {
     type Response = Response<Body>;
     type Error = Infallible;
     type Future =
@@ -174,14 +186,7 @@ where
     }
 }
 
-impl<S> Gate<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
+impl<S: Inner> Gate<S> {
     fn call_with(
         &mut self,
         mut req: Request<Body>,
