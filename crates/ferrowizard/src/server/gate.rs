@@ -355,21 +355,17 @@ impl Finish {
                 .headers_mut()
                 .append(header::VARY, HeaderValue::from_static("accept-encoding"));
         }
-        // One clock reading for every timer and the request-log line.
+        // One clock reading, and one duration, for every timer and the request-log line.
         let now = Instant::now();
+        let took = now.saturating_duration_since(self.started);
         if let Some(m) = &self.shared.metrics {
-            m.finished(self.started, now, response.status().as_u16());
+            m.finished(now, took, response.status().as_u16());
             if let Some((method, route)) = self.route.take() {
-                m.record_route(
-                    &method,
-                    route,
-                    now,
-                    now.saturating_duration_since(self.started),
-                );
+                m.record_route(&method, route, now, took);
             }
         }
         let response = match (self.entry.take(), &self.shared.request_log) {
-            (Some(entry), Some(log)) => log.finish(entry, now, response),
+            (Some(entry), Some(log)) => log.finish(entry, took, response),
             _ => response,
         };
         match self.answer.take() {

@@ -77,11 +77,10 @@ impl RequestMetrics {
         self.active.add(-1);
     }
 
-    /// The request that arrived at `started` has, at `now`, a response of `status`.
-    pub(crate) fn finished(&self, started: Instant, now: Instant, status: u16) {
+    /// A request has, at `now` after `took`, a response of `status`.
+    pub(crate) fn finished(&self, now: Instant, took: Duration, status: u16) {
         self.active.add(-1);
-        self.requests
-            .update_at(now, now.saturating_duration_since(started));
+        self.requests.update_at(now, took);
         if let Some(m) = self.classes.get(usize::from(status / 100).wrapping_sub(1)) {
             m.mark();
         }

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Buf;
 use ferrowizard_logging::appender::Appender;
@@ -110,17 +110,17 @@ impl RequestLog {
         })
     }
 
-    /// Logs `entry` with `response`: now, if the body's length is known; else when the body
-    /// has been sent (the body is wrapped to count it).
+    /// Logs `entry` with `response`, which took `took`: now, if the body's length is known;
+    /// else when the body has been sent (the body is wrapped to count it).
     pub(crate) fn finish(
         self: &Arc<Self>,
         entry: Entry,
-        now: Instant,
+        took: Duration,
         response: Response<axum::body::Body>,
     ) -> Response<axum::body::Body> {
         let status = response.status().as_u16();
         if let Some(length) = response.body().size_hint().exact() {
-            self.write(&entry, status, length, now);
+            self.write(&entry, status, length, took);
             return response;
         }
         let log = self.clone();
@@ -137,8 +137,8 @@ impl RequestLog {
         })
     }
 
-    fn write(&self, entry: &Entry, status: u16, bytes: u64, now: Instant) {
-        let elapsed = now.saturating_duration_since(entry.started).as_millis();
+    fn write(&self, entry: &Entry, status: u16, bytes: u64, took: Duration) {
+        let elapsed = took.as_millis();
         for appender in &self.appenders {
             // Formatted into the record in its queue slot (once per appender: a request
             // log rarely has more than one).
@@ -209,16 +209,16 @@ fn wall_clock(at: Instant) -> SystemTime {
         static ANCHOR: std::cell::Cell<Option<(Instant, SystemTime)>> =
             const { std::cell::Cell::new(None) };
     }
-    ANCHOR.with(|anchor| match anchor.get() {
-        Some((i, s)) if at >= i && at.duration_since(i) < std::time::Duration::from_secs(1) => {
-            s + at.duration_since(i)
-        }
-        _ => {
-            let (i, s) = (Instant::now(), SystemTime::now());
-            anchor.set(Some((i, s)));
-            s.checked_sub(i.saturating_duration_since(at)).unwrap_or(s)
-        }
-    })
+    ANCHOR.with(
+        |anchor| match anchor.get().map(|(i, s)| (at.checked_duration_since(i), s)) {
+            Some((Some(since), s)) if since < Duration::from_secs(1) => s + since,
+            _ => {
+                let (i, s) = (Instant::now(), SystemTime::now());
+                anchor.set(Some((i, s)));
+                s.checked_sub(i.saturating_duration_since(at)).unwrap_or(s)
+            }
+        },
+    )
 }
 
 fn header(headers: &HeaderMap, name: http::HeaderName) -> Option<http::HeaderValue> {
@@ -240,32 +240,59 @@ const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
+/// The timestamp of one second, formatted.
+struct Stamp {
+    /// The second: `from` (inclusive) to `until`.
+    from: SystemTime,
+    until: SystemTime,
+    text: String,
+}
+
 thread_local! {
     /// `dd/MMM/yyyy:HH:mm:ss Z` of the last second formatted on this thread: the timestamp
-    /// changes once a second, not once a request.
-    static STAMP: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
+    /// changes once a second, not once a request; a request of the same second only compares
+    /// its time with the second's bounds.
+    static STAMP: std::cell::RefCell<Stamp> = const {
+        std::cell::RefCell::new(Stamp {
+            from: SystemTime::UNIX_EPOCH,
+            until: SystemTime::UNIX_EPOCH,
+            text: String::new(),
+        })
+    };
 }
 
 fn write_stamp(out: &mut Text, time: SystemTime, zone: &TimeZone) {
     use std::fmt::Write;
-    // Whole seconds since the epoch (before it: floored), without 128-bit arithmetic.
-    let second = match time.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-        Err(e) => {
-            let d = e.duration();
-            -i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0)).unwrap_or(i64::MAX)
-        }
-    };
     STAMP.with(|cell| {
         let mut cache = cell.borrow_mut();
-        if cache.0 != second {
-            cache.0 = second;
-            cache.1.clear();
+        let same = time >= cache.from && time < cache.until;
+        if !same {
+            // Whole seconds since the epoch (before it: floored), without 128-bit arithmetic.
+            let second = match time.duration_since(SystemTime::UNIX_EPOCH) {
+                Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                Err(e) => {
+                    let d = e.duration();
+                    -i64::try_from(d.as_secs() + u64::from(d.subsec_nanos() > 0))
+                        .unwrap_or(i64::MAX)
+                }
+            };
+            let from = Duration::from_secs(second.unsigned_abs());
+            cache.from = if second >= 0 {
+                SystemTime::UNIX_EPOCH.checked_add(from)
+            } else {
+                SystemTime::UNIX_EPOCH.checked_sub(from)
+            }
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+            cache.until = cache
+                .from
+                .checked_add(Duration::from_secs(1))
+                .unwrap_or(cache.from);
+            cache.text.clear();
             if let Ok(ts) = jiff::Timestamp::from_second(second) {
                 let z = ts.to_zoned_datetime(zone.clone());
                 let offset = z.offset().seconds();
                 let _ = write!(
-                    cache.1,
+                    cache.text,
                     "{:02}/{}/{}:{:02}:{:02}:{:02} {}{:02}{:02}",
                     z.day(),
                     MONTHS[z.month() as usize - 1],
@@ -279,7 +306,7 @@ fn write_stamp(out: &mut Text, time: SystemTime, zone: &TimeZone) {
                 );
             }
         }
-        out.push_str(&cache.1);
+        out.push_str(&cache.text);
     });
 }
 
@@ -399,7 +426,8 @@ pub(crate) struct LoggedBody<B> {
 impl<B> LoggedBody<B> {
     fn finish(&mut self) {
         if let Some(p) = self.pending.take() {
-            p.log.write(&p.entry, p.status, p.bytes, Instant::now());
+            let took = p.entry.started.elapsed();
+            p.log.write(&p.entry, p.status, p.bytes, took);
         }
     }
 }
@@ -441,5 +469,32 @@ impl<B: Body<Data = bytes::Bytes> + Unpin> Body for LoggedBody<B> {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(time: SystemTime) -> String {
+        let mut out = Text::default();
+        write_stamp(&mut out, time, &TimeZone::UTC);
+        out.as_str().to_owned()
+    }
+
+    #[test]
+    fn the_stamp_is_the_second_of_the_time_however_the_cache_stands() {
+        let at = |secs: u64, nanos: u32| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos);
+        // 2026-11-30 11:06:40 UTC.
+        let second = 1_796_036_800;
+        assert_eq!(stamp(at(second, 0)), "30/Nov/2026:11:06:40 +0000");
+        assert_eq!(stamp(at(second, 999_999_999)), "30/Nov/2026:11:06:40 +0000");
+        assert_eq!(stamp(at(second + 1, 0)), "30/Nov/2026:11:06:41 +0000");
+        // Back in time (another thread's anchor, a clock step): not the cached second.
+        assert_eq!(stamp(at(second, 500)), "30/Nov/2026:11:06:40 +0000");
+        // Before the epoch: floored.
+        let before = SystemTime::UNIX_EPOCH - Duration::from_millis(500);
+        assert_eq!(stamp(before), "31/Dec/1969:23:59:59 +0000");
+        assert_eq!(stamp(SystemTime::UNIX_EPOCH), "01/Jan/1970:00:00:00 +0000");
     }
 }
