@@ -213,6 +213,13 @@ fn a_full_queue_drops_info_and_keeps_every_warn() {
         (warn.emitted, warn.written, warn.dropped),
         (40_000, 40_000, 0)
     );
+    // The WARNs found the queue full and waited (INFO never waits: it is dropped), and each
+    // wait is counted.
+    assert!(
+        stats[0].waited > 0 && stats[0].waited <= warn.emitted,
+        "{:?}",
+        stats[0]
+    );
 }
 
 #[test]

@@ -153,6 +153,10 @@ pub fn register_appenders(
         "The most events ever queued at once",
     );
     registry.describe("ferrowizard.logging.write_errors", "Failed writes");
+    registry.describe(
+        "ferrowizard.logging.waited",
+        "Events whose thread waited for room in a full queue",
+    );
     for (i, name) in names.iter().enumerate() {
         let read = {
             let stats = stats.clone();
@@ -199,6 +203,11 @@ pub fn register_appenders(
             "ferrowizard.logging.write_errors",
             &labels,
             read(|s| s.write_errors as f64),
+        )?;
+        registry.counter_fn(
+            "ferrowizard.logging.waited",
+            &labels,
+            read(|s| s.waited as f64),
         )?;
     }
     Ok(())

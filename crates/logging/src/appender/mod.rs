@@ -299,6 +299,7 @@ impl Appender {
         if FILLING.with(Cell::get) {
             return None;
         }
+        self.counters.waited();
         let room = &self.room;
         room.waiting.fetch_add(1, SeqCst);
         // Against the writer's release of `head` and then load of `waiting`: one of the two

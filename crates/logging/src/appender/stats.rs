@@ -33,6 +33,8 @@ pub(crate) fn level_index(level: &Level) -> usize {
 pub struct Counters {
     /// Dropped by the request thread: by the queue policy, or after the writer stopped.
     dropped: CachePadded<[AtomicU64; 5]>,
+    /// Events whose thread waited for room (a full queue that does not drop them).
+    waited: CachePadded<AtomicU64>,
     high_water: CachePadded<AtomicUsize>,
     writer: CachePadded<WriterCounters>,
 }
@@ -50,6 +52,9 @@ struct WriterCounters {
 impl Counters {
     pub(crate) fn dropped(&self, level: usize, n: u64) {
         self.dropped[level].fetch_add(n, Relaxed);
+    }
+    pub(crate) fn waited(&self) {
+        self.waited.fetch_add(1, Relaxed);
     }
     pub(crate) fn taken(&self, level: usize, n: u64) {
         if n > 0 {
@@ -105,6 +110,11 @@ pub struct AppenderStats {
     pub queue_capacity: usize,
     /// The most events ever queued at once.
     pub high_water_mark: usize,
+    /// Events whose thread had to wait for room in the queue (full, and not allowed to drop
+    /// them: WARN and ERROR, or every level of a lossless appender). A request thread that
+    /// waits is a request slowed by its log: the figure that says the queue is too small or
+    /// the destination too slow.
+    pub waited: u64,
     /// Failed write calls.
     pub write_errors: u64,
 }
@@ -134,6 +144,7 @@ impl AppenderStats {
             queue_depth,
             queue_capacity,
             high_water_mark: c.high_water.load(Relaxed),
+            waited: c.waited.load(Relaxed),
             write_errors: c.writer.write_errors.load(Relaxed),
         }
     }
