@@ -452,24 +452,20 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    pub(crate) fn answered(self, response: Response<Body>) -> Response<Body> {
+    pub(crate) fn answered(self, response: &mut Response<Body>) {
         tracing::debug!(target: "ferrowizard::server::response", peer = &*self.peer, status = response.status().as_u16(), "response written");
         if http_body::Body::size_hint(response.body())
             .exact()
-            .is_some()
+            .is_none()
         {
-            // Written at once: the request is answered (`in_flight` dropped with `self`).
-            response
-        } else {
             // A streamed body: in flight until its last byte, so that a client's next
-            // (pipelined) request meanwhile is not timed as a slow head.
-            let in_flight = self.in_flight;
-            response.map(|body| {
-                Body::new(Answering {
-                    body,
-                    _in_flight: in_flight,
-                })
-            })
+            // (pipelined) request meanwhile is not timed as a slow head. (Else the request
+            // is answered: `in_flight` is dropped with `self`.)
+            let body = std::mem::take(response.body_mut());
+            *response.body_mut() = Body::new(Answering {
+                body,
+                _in_flight: self.in_flight,
+            });
         }
     }
 }

@@ -364,14 +364,13 @@ impl Finish {
                 m.record_route(&method, route, now, took);
             }
         }
-        let response = match (self.entry.take(), &self.shared.request_log) {
-            (Some(entry), Some(log)) => log.finish(entry, took, response),
-            _ => response,
-        };
-        match self.answer.take() {
-            Some(answer) => answer.answered(response),
-            None => response,
+        if let (Some(entry), Some(log)) = (self.entry.take(), &self.shared.request_log) {
+            log.finish(entry, took, &mut response);
         }
+        if let Some(answer) = self.answer.take() {
+            answer.answered(&mut response);
+        }
+        response
     }
 }
 
