@@ -103,7 +103,7 @@ impl RequestLog {
                 .get::<axum::extract::ConnectInfo<SocketAddr>>()
                 .map(|c| c.0),
             method: req.method().clone(),
-            uri: req.uri().clone(),
+            target: req.uri().path_and_query().cloned(),
             version: req.version(),
             referer: header(req.headers(), http::header::REFERER),
             user_agent: header(req.headers(), http::header::USER_AGENT),
@@ -194,10 +194,21 @@ pub(crate) struct Entry {
     time: SystemTime,
     client: Option<SocketAddr>,
     method: http::Method,
-    uri: http::Uri,
+    /// The request target as received (origin-form: the path and query): the only part of
+    /// the URI a line shows, so the only one kept (a clone of the whole URI is three
+    /// reference counts taken and given back).
+    target: Option<http::uri::PathAndQuery>,
     version: http::Version,
     referer: Option<http::HeaderValue>,
     user_agent: Option<http::HeaderValue>,
+}
+
+impl Entry {
+    /// The request target; empty for the authority form (`CONNECT host:port`), whose URI
+    /// has no path.
+    fn target(&self) -> &str {
+        self.target.as_ref().map_or("", |p| p.as_str())
+    }
 }
 
 /// The wall-clock time of `at`, from a reading of the system clock taken at most a second
@@ -353,11 +364,7 @@ fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, z
     out.push_str("] \"");
     out.push_str(e.method.as_str());
     out.push(' ');
-    out.push_str(
-        e.uri
-            .path_and_query()
-            .map_or_else(|| e.uri.path(), |p| p.as_str()),
-    );
+    out.push_str(e.target());
     out.push(' ');
     out.push_str(version(e.version));
     out.push_str("\" ");
@@ -410,12 +417,7 @@ fn json(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
             .unwrap_or_else(|| "-".into()),
     );
     let _ = write!(out, ",\"requestTime\":{elapsed},\"requestUri\":");
-    quote(
-        out,
-        e.uri
-            .path_and_query()
-            .map_or_else(|| e.uri.path(), |p| p.as_str()),
-    );
+    quote(out, e.target());
     let _ = write!(
         out,
         ",\"statusCode\":{status},\"method\":\"{}\",\"protocol\":\"{}\",\"contentLength\":{bytes}",
@@ -500,6 +502,33 @@ mod tests {
         let mut out = Text::default();
         write_stamp(&mut out, time, &TimeZone::UTC);
         out.as_str().to_owned()
+    }
+
+    #[test]
+    fn the_target_is_the_uri_as_a_line_shows_it() {
+        let target = |uri: &str| {
+            let uri: http::Uri = uri.parse().unwrap();
+            let entry = Entry {
+                started: Instant::now(),
+                time: SystemTime::UNIX_EPOCH,
+                client: None,
+                method: http::Method::GET,
+                target: uri.path_and_query().cloned(),
+                version: http::Version::HTTP_11,
+                referer: None,
+                user_agent: None,
+            };
+            // What the line showed when the whole URI was kept.
+            let before = uri
+                .path_and_query()
+                .map_or_else(|| uri.path(), |p| p.as_str());
+            assert_eq!(entry.target(), before);
+            entry.target().to_owned()
+        };
+        assert_eq!(target("/quotes/ACME?x=1"), "/quotes/ACME?x=1");
+        assert_eq!(target("http://example.com/a?b"), "/a?b");
+        assert_eq!(target("example.com:443"), "");
+        assert_eq!(target("*"), "*");
     }
 
     #[test]
