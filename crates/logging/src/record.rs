@@ -119,9 +119,16 @@ impl Text {
         self.spilled.push_str(s);
     }
 
-    /// Appends `c`.
+    /// Appends `c`. An ASCII character (the separators and quotes of a line) is stored
+    /// directly: through `push_str` it cost a UTF-8 encoding and a `memcpy` call, several
+    /// times per line.
     #[inline]
     pub fn push(&mut self, c: char) {
+        if c.is_ascii() && self.len < INLINE_TEXT {
+            self.inline[self.len] = c as u8;
+            self.len += 1;
+            return;
+        }
         let mut buf = [0; 4];
         self.push_str(c.encode_utf8(&mut buf));
     }
@@ -546,6 +553,43 @@ impl SpanFields {
         match self.entries.iter_mut().find(|(k, _)| *k == name) {
             Some((_, v)) => *v = value,
             None => self.entries.push((name, value)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::Text;
+
+    #[test]
+    fn characters_and_strings_read_back_as_pushed_inline_and_spilled() {
+        let mut text = Text::default();
+        let mut expected = String::new();
+        let mut i = 0usize;
+        // Past the inline capacity, with ASCII, multi-byte characters and strings mixed, so
+        // that every kind of push meets the boundary.
+        while expected.len() < 3 * super::INLINE_TEXT {
+            match i % 4 {
+                0 => {
+                    text.push('"');
+                    expected.push('"');
+                }
+                1 => {
+                    text.push('é');
+                    expected.push('é');
+                }
+                2 => {
+                    text.push_str("abc");
+                    expected.push_str("abc");
+                }
+                _ => {
+                    text.push(char::from(b'0' + (i % 10) as u8));
+                    expected.push(char::from(b'0' + (i % 10) as u8));
+                }
+            }
+            assert_eq!(text.as_str(), expected, "after push {i}");
+            assert_eq!(text.len(), expected.len());
+            i += 1;
         }
     }
 }
