@@ -17,9 +17,10 @@
 #
 # counts instead the user-space instructions the server executes per request, every thread,
 # under valgrind's callgrind (installed if absent): counters zeroed after a 2 s warm-up, then
-# wrk -t1 -c8 -d8s. Slow (~50x) but free of this machine's noise: the same build gives the
-# same count within ~0.3 %, where req/s moves by 10 % from one round to the next. It leaves
-# out the kernel's share (about half of a request's CPU here) and waiting.
+# wrk -t1 -c8 -d8s. Slow (~50x) but nearly free of this machine's noise: the same build gives
+# counts within ~1 % of each other (what the threads do while idle varies), where req/s moves
+# by 10 % from one round to the next. It leaves out the kernel's share (about half of a
+# request's CPU here) and waiting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
