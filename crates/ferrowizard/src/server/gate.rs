@@ -40,7 +40,7 @@ use super::connector::Answer;
 use super::limits::{Overload, plain};
 use super::metrics::RequestMetrics;
 use super::request_log::{Entry, RequestLog};
-use super::routes::RouteTable;
+use super::routes::{Route, RouteTable};
 
 type Compressor = And<SizeAbove, DefaultPredicate>;
 
@@ -241,15 +241,18 @@ impl<S: Inner> Gate<S> {
         };
         // A known template: found here. Another (a merged router's): noted by its route
         // layer as the router calls the route, which then wins (`Finish::note_route`).
-        let route = shared.routes.find(req.uri().path()).map(|(id, template)| {
-            tracing::debug!(
-                target: "ferrowizard::server::routing",
-                method = req.method().as_str(),
-                route = &**template,
-                "routed"
-            );
-            (req.method().clone(), *id)
-        });
+        let route = shared
+            .routes
+            .find(req.method(), req.uri().path())
+            .map(|(route, template)| {
+                tracing::debug!(
+                    target: "ferrowizard::server::routing",
+                    method = req.method().as_str(),
+                    route = template,
+                    "routed"
+                );
+                route
+            });
         // Any encoding named: tower-http decides (and answers 406 to what it cannot meet).
         let compress =
             self.compressing.is_some() && req.headers().contains_key(header::ACCEPT_ENCODING);
@@ -313,7 +316,7 @@ struct Finish {
     started: Instant,
     entry: Option<Entry>,
     /// The route template the router matched, for its timer.
-    route: Option<(Method, super::routes::RouteId)>,
+    route: Option<Route>,
     /// The connection's part, last.
     answer: Option<Answer>,
     admitted: bool,
@@ -360,8 +363,14 @@ impl Finish {
         let took = now.saturating_duration_since(self.started);
         if let Some(m) = &self.shared.metrics {
             m.finished(now, took, response.status().as_u16());
-            if let Some((method, route)) = self.route.take() {
-                m.record_route(&method, route, now, took);
+            match self.route.take() {
+                Some(Route::Known { index, slot }) => {
+                    if let Some((timer, template)) = self.shared.routes.timer(index, slot) {
+                        m.record_known(timer, template, Route::standard_method(slot), now, took);
+                    }
+                }
+                Some(Route::Noted(method, route)) => m.record_route(&method, route, now, took),
+                None => {}
             }
         }
         if let (Some(entry), Some(log)) = (self.entry.take(), &self.shared.request_log) {

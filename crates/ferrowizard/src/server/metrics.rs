@@ -5,8 +5,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rustc_hash::FxBuildHasher;
@@ -84,6 +84,35 @@ impl RequestMetrics {
         if let Some(m) = self.classes.get(usize::from(status / 100).wrapping_sub(1)) {
             m.mark();
         }
+    }
+
+    /// Records a request of a known template (`cell`, `template`) with a standard `method`
+    /// that ended at `now` after `took`: the timer is held by the server's route table, so
+    /// that a request finds it without a lookup (the registry is asked once per route and
+    /// method).
+    pub(crate) fn record_known(
+        &self,
+        cell: &OnceLock<Timer>,
+        template: &str,
+        method: &Method,
+        now: Instant,
+        took: Duration,
+    ) {
+        let timer = match cell.get() {
+            Some(timer) => timer,
+            None => match self.registry.timer_with(
+                "ferrowizard.routes",
+                &[("method", method.as_str()), ("route", template)],
+            ) {
+                // Another thread may have set it first: the same timer, from the registry.
+                Ok(timer) => cell.get_or_init(|| timer),
+                Err(_) => {
+                    tracing::debug!(target: "ferrowizard::server", "route timer unavailable");
+                    return;
+                }
+            },
+        };
+        timer.update_at(now, took);
     }
 
     /// Records a request of `method` the router matched to `route` that ended at `now` after

@@ -17,11 +17,12 @@
 //! route axum called.
 
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use axum::Router;
 use axum::extract::MatchedPath;
 use axum::routing::MethodRouter;
+use ferrowizard_metrics::Timer;
 use http::Method;
 use rustc_hash::FxHashSet;
 
@@ -102,11 +103,45 @@ fn nested(prefix: &str, template: &str) -> String {
     }
 }
 
-/// The templates of a connector's known routes, looked up by request path.
+/// The templates of a server's known routes, looked up by request path, each with its
+/// timers.
+///
+/// One table per server (shared by its application connectors, as its [`RequestMetrics`]
+/// is): the timers it holds are that server's. A request of a known route and a standard
+/// method finds its timer here, with no lookup beyond the path's; see [`Route`].
+///
+/// [`RequestMetrics`]: super::metrics::RequestMetrics
 pub(crate) struct RouteTable {
-    matcher: matchit::Router<(RouteId, Arc<str>)>,
-    empty: bool,
+    matcher: matchit::Router<usize>,
+    known: Vec<Known>,
 }
+
+/// A known template and its timers, one per standard method, registered by the first
+/// request of that method.
+pub(crate) struct Known {
+    id: RouteId,
+    template: Arc<str>,
+    timers: [OnceLock<Timer>; STANDARD_METHODS.len()],
+}
+
+impl Known {
+    pub(crate) fn template(&self) -> &str {
+        &self.template
+    }
+}
+
+/// The methods whose timers a [`Known`] template holds: RFC 9110's and PATCH.
+static STANDARD_METHODS: [Method; 9] = [
+    Method::GET,
+    Method::POST,
+    Method::PUT,
+    Method::DELETE,
+    Method::HEAD,
+    Method::OPTIONS,
+    Method::PATCH,
+    Method::CONNECT,
+    Method::TRACE,
+];
 
 impl RouteTable {
     /// No known templates.
@@ -116,26 +151,60 @@ impl RouteTable {
 
     fn new(templates: impl IntoIterator<Item = String>) -> RouteTable {
         let mut matcher = matchit::Router::new();
-        let mut empty = true;
+        let mut known = Vec::new();
         for template in templates {
             let text: Arc<str> = template.into();
-            let id = RouteId::own(&text);
             // axum accepted the template, and matchit is its matcher: an insertion can only
             // fail for a template axum refused too (it panicked first) or one already in.
-            if matcher.insert(&*text, (id, text.clone())).is_ok() {
-                empty = false;
+            if matcher.insert(&*text, known.len()).is_ok() {
+                known.push(Known {
+                    id: RouteId::own(&text),
+                    template: text,
+                    timers: Default::default(),
+                });
             }
         }
-        RouteTable { matcher, empty }
+        RouteTable { matcher, known }
     }
 
-    /// The template `path` matches, if it is one of the known ones.
+    /// The route of a request for `path` with `method`, if `path` matches a known template;
+    /// with the template, for the `routed` event.
     #[inline]
-    pub(crate) fn find(&self, path: &str) -> Option<&(RouteId, Arc<str>)> {
-        if self.empty {
+    pub(crate) fn find(&self, method: &Method, path: &str) -> Option<(Route, &str)> {
+        if self.known.is_empty() {
             return None;
         }
-        self.matcher.at(path).ok().map(|m| m.value)
+        let index = *self.matcher.at(path).ok()?.value;
+        let known = &self.known[index];
+        let route = match STANDARD_METHODS.iter().position(|m| m == method) {
+            Some(slot) => Route::Known { index, slot },
+            None => Route::Noted(method.clone(), known.id),
+        };
+        Some((route, known.template()))
+    }
+
+    /// The timer cell of a [`Route::Known`]: `None` for indices not of this table.
+    pub(crate) fn timer(&self, index: usize, slot: usize) -> Option<(&OnceLock<Timer>, &str)> {
+        let known = self.known.get(index)?;
+        Some((known.timers.get(slot)?, known.template()))
+    }
+}
+
+/// The route a request took, for its timer.
+#[derive(Debug)]
+pub(crate) enum Route {
+    /// A template of the server's [`RouteTable`] (its index) with a standard method (its
+    /// index in [`STANDARD_METHODS`]): the timer is in the table.
+    Known { index: usize, slot: usize },
+    /// Noted by a [`RouteLayer`], or a known template with a method of its own: the timer
+    /// is found by the template's identity (`RequestMetrics::record_route`).
+    Noted(Method, RouteId),
+}
+
+impl Route {
+    /// The method of a standard-method route.
+    pub(crate) fn standard_method(slot: usize) -> &'static Method {
+        &STANDARD_METHODS[slot]
     }
 }
 
@@ -252,8 +321,10 @@ thread_local! {
 }
 
 /// Takes what [`Routed`] noted for the request just handed to the router.
-pub(crate) fn take_matched() -> Option<(Method, RouteId)> {
-    MATCHED.with(|m| m.try_borrow_mut().ok().and_then(|mut m| m.take()))
+pub(crate) fn take_matched() -> Option<Route> {
+    MATCHED
+        .with(|m| m.try_borrow_mut().ok().and_then(|mut m| m.take()))
+        .map(|(method, id)| Route::Noted(method, id))
 }
 
 /// Added to the router as a route layer: the `routed` DEBUG event with the route template,
@@ -315,6 +386,45 @@ mod tests {
     use super::*;
     use axum::routing::get;
     use tower::ServiceExt;
+
+    #[test]
+    fn the_table_holds_a_timer_per_template_and_standard_method() {
+        let table = RouteTable::new(["/quotes/{symbol}".to_owned(), "/events".to_owned()]);
+        let Some((Route::Known { index, slot }, template)) =
+            table.find(&Method::POST, "/quotes/ACME")
+        else {
+            panic!("a known template with a standard method");
+        };
+        assert_eq!(template, "/quotes/{symbol}");
+        assert_eq!(Route::standard_method(slot), Method::POST);
+        let (cell, named) = table.timer(index, slot).unwrap();
+        assert_eq!(named, "/quotes/{symbol}");
+        // Another method of the same template: another timer.
+        let Some((
+            Route::Known {
+                index: i2,
+                slot: s2,
+            },
+            _,
+        )) = table.find(&Method::GET, "/quotes/ACME")
+        else {
+            panic!("GET is standard");
+        };
+        assert_eq!(i2, index);
+        assert!(!std::ptr::eq(cell, table.timer(i2, s2).unwrap().0));
+        // A method of its own: the template's identity, timed through the per-thread cache.
+        let purge = Method::from_bytes(b"PURGE").unwrap();
+        match table.find(&purge, "/events") {
+            Some((Route::Noted(m, id), "/events")) => {
+                assert_eq!(m, purge);
+                assert_eq!(id.template().as_deref(), Some("/events"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(table.find(&Method::GET, "/nowhere").is_none());
+        assert!(table.timer(7, 0).is_none());
+        assert!(RouteTable::none().find(&Method::GET, "/events").is_none());
+    }
 
     /// A `MatchedPath` for `path`, as axum makes it in `router`.
     async fn matched(router: &axum::Router, path: &str) -> MatchedPath {
