@@ -199,10 +199,16 @@ impl<S: Inner> Gate<S> {
         if let Some(m) = &shared.metrics {
             m.started();
         }
+        let heads = Heads::of(
+            req.headers(),
+            shared.request_log.is_some(),
+            self.compressing.is_some(),
+        );
         let entry = shared
             .request_log
             .as_ref()
-            .and_then(|l| l.entry(&req, started));
+            .and_then(|l| l.entry(&req, started, heads.referer, heads.user_agent));
+        let accepts_encoding = heads.accept_encoding;
         let mut finish = Finish {
             shared,
             started,
@@ -254,8 +260,7 @@ impl<S: Inner> Gate<S> {
                 route
             });
         // Any encoding named: tower-http decides (and answers 406 to what it cannot meet).
-        let compress =
-            self.compressing.is_some() && req.headers().contains_key(header::ACCEPT_ENCODING);
+        let compress = self.compressing.is_some() && accepts_encoding;
         finish.admitted = true;
         finish.route = route;
         if !runs {
@@ -296,6 +301,41 @@ impl<S: Inner> Gate<S> {
             // Built where it is returned: the router's future goes straight into its place.
             _ => GateFuture::plain(self.plain.call(req), finish),
         }
+    }
+}
+
+/// The request headers the gate reads: found in one pass over the map (a request carries a
+/// handful of headers; each lookup by name hashes the name and probes the table).
+struct Heads<'a> {
+    /// For the request-log line.
+    referer: Option<&'a HeaderValue>,
+    user_agent: Option<&'a HeaderValue>,
+    /// Whether the client named any encoding (compression is then tower-http's to decide).
+    accept_encoding: bool,
+}
+
+impl<'a> Heads<'a> {
+    /// The first `Referer` and `User-Agent` values when `logged`, whether `Accept-Encoding`
+    /// is present when `compressing`; no pass when neither.
+    fn of(headers: &'a http::HeaderMap, logged: bool, compressing: bool) -> Heads<'a> {
+        let mut heads = Heads {
+            referer: None,
+            user_agent: None,
+            accept_encoding: false,
+        };
+        if !logged && !compressing {
+            return heads;
+        }
+        for (name, value) in headers {
+            if *name == header::REFERER {
+                heads.referer.get_or_insert(value);
+            } else if *name == header::USER_AGENT {
+                heads.user_agent.get_or_insert(value);
+            } else if *name == header::ACCEPT_ENCODING {
+                heads.accept_encoding = true;
+            }
+        }
+        heads
     }
 }
 
@@ -505,5 +545,35 @@ where
         // The inner future is finished (or panicked): dropped now, never polled again.
         this.state.set(State::Done);
         Poll::Ready(Ok(this.finish.done(response)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_pass_finds_the_first_values_and_any_encoding() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("example.com"));
+        headers.append(header::USER_AGENT, HeaderValue::from_static("first"));
+        headers.append(header::USER_AGENT, HeaderValue::from_static("second"));
+        headers.insert(header::REFERER, HeaderValue::from_static("http://r/"));
+        headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        let heads = Heads::of(&headers, true, true);
+        // What `HeaderMap::get` gives: the first value.
+        assert_eq!(heads.user_agent, headers.get(header::USER_AGENT));
+        assert_eq!(heads.referer, headers.get(header::REFERER));
+        assert!(heads.accept_encoding);
+
+        headers.remove(header::ACCEPT_ENCODING);
+        headers.remove(header::REFERER);
+        let heads = Heads::of(&headers, true, true);
+        assert_eq!((heads.referer, heads.accept_encoding), (None, false));
+        assert_eq!(heads.user_agent.unwrap(), "first");
+
+        // Neither a request log nor compression: nothing read.
+        let heads = Heads::of(&headers, false, false);
+        assert!(heads.user_agent.is_none());
     }
 }

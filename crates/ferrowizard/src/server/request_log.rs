@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Buf;
 use ferrowizard_logging::appender::Appender;
 use ferrowizard_logging::record::{Text, unix_nanos};
-use http::{HeaderMap, Request, Response};
+use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
 use jiff::tz::TimeZone;
 
@@ -89,9 +89,16 @@ impl RequestLog {
         })
     }
 
-    /// What the line will need from `req`, which arrived at `started`; `None` for an
-    /// excluded path.
-    pub(crate) fn entry<B>(&self, req: &Request<B>, started: Instant) -> Option<Entry> {
+    /// What the line will need from `req`, which arrived at `started` with the `referer` and
+    /// `user_agent` headers given (the gate reads the headers once for all it needs); `None`
+    /// for an excluded path.
+    pub(crate) fn entry<B>(
+        &self,
+        req: &Request<B>,
+        started: Instant,
+        referer: Option<&http::HeaderValue>,
+        user_agent: Option<&http::HeaderValue>,
+    ) -> Option<Entry> {
         if self.excluded(req.uri().path()) {
             return None;
         }
@@ -105,8 +112,8 @@ impl RequestLog {
             method: req.method().clone(),
             target: req.uri().path_and_query().cloned(),
             version: req.version(),
-            referer: header(req.headers(), http::header::REFERER),
-            user_agent: header(req.headers(), http::header::USER_AGENT),
+            referer: referer.cloned(),
+            user_agent: user_agent.cloned(),
         })
     }
 
@@ -229,10 +236,6 @@ fn wall_clock(at: Instant) -> SystemTime {
             }
         },
     )
-}
-
-fn header(headers: &HeaderMap, name: http::HeaderName) -> Option<http::HeaderValue> {
-    headers.get(name).cloned()
 }
 
 /// `HTTP/1.1` and the like.
