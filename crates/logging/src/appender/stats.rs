@@ -88,8 +88,9 @@ impl Counters {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LevelCounts {
     /// Events the appender accepted (passed its threshold), once the writer has taken
-    /// them from the queue or the policy dropped them: an event still queued shows in
-    /// [`AppenderStats::queue_depth`] until then.
+    /// them to write or the policy dropped them: an event still queued shows in
+    /// [`AppenderStats::queue_depth`] until then, and one formatted into the writer's next
+    /// batch in neither, for at most a few milliseconds (see the writer's `HOLD`).
     pub emitted: u64,
     /// Events written to the destination.
     pub written: u64,
