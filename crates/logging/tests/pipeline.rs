@@ -743,3 +743,58 @@ fn a_writer_that_panics_leaves_no_producer_waiting_and_every_event_counted() {
     }
     assert!(appender.stats().write_errors == 0);
 }
+
+/// Whether `path` holds a line containing `text` (read without flushing the appender).
+fn file_has(path: &Path, text: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains(text))
+}
+
+#[test]
+fn lines_reach_the_file_without_a_flush_when_quiet_and_while_flowing() {
+    let dir = tempfile::tempdir().unwrap();
+    let current = dir.path().join("held.log");
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(file_appender(&current))],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    let within = |text: &str, limit: Duration| {
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            if file_has(&current, text) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        false
+    };
+    // One line, then nothing: written once the queue stays quiet.
+    tracing::dispatcher::with_default(&dispatch, || tracing::info!("alone"));
+    assert!(
+        within("alone", Duration::from_secs(5)),
+        "a quiet line was held"
+    );
+
+    // A steady trickle that never leaves the queue quiet for a nap (~1,600 short lines, ~70 KB
+    // a second: a 64 KB batch would take about a second to fill): a marker logged
+    // meanwhile still reaches the file soon, as the batch's hold is bounded.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trickle = {
+        let (dispatch, stop) = (dispatch.clone(), stop.clone());
+        std::thread::spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    tracing::info!("t");
+                    std::thread::sleep(Duration::from_micros(600));
+                }
+            })
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    tracing::dispatcher::with_default(&dispatch, || tracing::info!("marker"));
+    let seen = within("marker", Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    trickle.join().unwrap();
+    assert!(seen, "a line waited for the batch to fill");
+    logging.shutdown(Duration::from_secs(5));
+}
