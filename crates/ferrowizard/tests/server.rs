@@ -178,6 +178,12 @@ async fn queued_requests_wait_for_a_slot_and_are_served() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Being handled: the two running and the three waiting, not the three turned away.
+    let active = || {
+        let m: serde_json::Value = serde_json::from_str(&metrics.render_json(false)).unwrap();
+        m["gauges"]["ferrowizard.requests.active"]["value"].clone()
+    };
+    assert_eq!(active(), 5.0);
     // Let them through one at a time: each freed slot goes to a waiter.
     for _ in 0..5 {
         gate.add_permits(1);
@@ -203,6 +209,7 @@ async fn queued_requests_wait_for_a_slot_and_are_served() {
         "{m}"
     );
     assert_eq!(m["timers"]["ferrowizard.requests"]["count"], 9, "{m}");
+    assert_eq!(active(), 0.0, "{m}");
     server.shutdown().await;
 }
 

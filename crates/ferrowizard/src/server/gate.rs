@@ -196,9 +196,6 @@ impl<S: Inner> Gate<S> {
         let _ = super::routes::take_matched();
         let started = Instant::now();
         let shared = self.shared.clone();
-        if let Some(m) = &shared.metrics {
-            m.started();
-        }
         let heads = Heads::of(
             req.headers(),
             shared.request_log.is_some(),
@@ -217,7 +214,6 @@ impl<S: Inner> Gate<S> {
             answer,
             admitted: false,
             running: false,
-            done: false,
         };
         let shared = &*finish.shared;
         if !shared.allowed.contains(req.method()) {
@@ -361,7 +357,6 @@ struct Finish {
     answer: Option<Answer>,
     admitted: bool,
     running: bool,
-    done: bool,
 }
 
 impl Finish {
@@ -385,7 +380,6 @@ impl Finish {
 
     fn done(&mut self, mut response: Response<Body>) -> Response<Body> {
         self.release();
-        self.done = true;
         if let Some(min) = self.shared.vary_from
             && response
                 .body()
@@ -426,11 +420,6 @@ impl Finish {
 impl Drop for Finish {
     fn drop(&mut self) {
         self.release();
-        if !self.done
-            && let Some(m) = &self.shared.metrics
-        {
-            m.abandoned();
-        }
     }
 }
 

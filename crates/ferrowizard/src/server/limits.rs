@@ -133,6 +133,12 @@ impl Overload {
         }
     }
 
+    /// Requests admitted and not done yet, running or waiting for a slot: the requests being
+    /// handled (the `ferrowizard.requests.active` gauge).
+    pub(crate) fn admitted(&self) -> u64 {
+        admitted(self.counts.load(Relaxed))
+    }
+
     /// Requests answered 503 because the server was full.
     pub fn rejected(&self) -> u64 {
         self.rejected.load(Relaxed)

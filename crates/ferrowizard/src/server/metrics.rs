@@ -11,10 +11,28 @@ use std::time::{Duration, Instant};
 
 use rustc_hash::FxBuildHasher;
 
-use ferrowizard_metrics::{Adder, Meter, MetricRegistry, RegistryError, Timer};
+use ferrowizard_metrics::{Meter, MetricRegistry, RegistryError, Timer};
 use http::Method;
 
+use super::limits::Overload;
 use super::routes::RouteId;
+
+/// Registers `ferrowizard.requests.active`, the requests being handled now on the application
+/// connectors: those their admission counts (`overloads`), running or waiting for a slot.
+///
+/// Read from the admission counts rather than kept by the metrics: a request already takes
+/// its place there on arrival and gives it back when answered (or dropped); a count of its
+/// own was two more atomic additions a request, each behind a thread-local lookup.
+pub fn register_active(
+    registry: &MetricRegistry,
+    overloads: Vec<Arc<Overload>>,
+) -> Result<(), RegistryError> {
+    registry.describe("ferrowizard.requests.active", "Requests being handled now");
+    registry.gauge("ferrowizard.requests.active", &[], move || {
+        overloads.iter().map(|o| o.admitted()).sum::<u64>() as f64
+    })?;
+    Ok(())
+}
 
 /// The metrics of every request on one server.
 #[derive(Clone, Debug)]
@@ -23,8 +41,6 @@ pub struct RequestMetrics {
     /// Tells registries apart in the per-thread cache of route timers.
     id: usize,
     requests: Timer,
-    /// Requests in progress: a gauge (it goes down too), read from this.
-    active: Arc<Adder>,
     /// 1xx to 5xx.
     classes: [Meter; 5],
 }
@@ -37,7 +53,6 @@ impl RequestMetrics {
             "ferrowizard.requests",
             "Requests, from received to response head",
         );
-        registry.describe("ferrowizard.requests.active", "Requests being handled now");
         registry.describe(
             "ferrowizard.responses",
             "Responses by status class (503s of overload included)",
@@ -47,16 +62,10 @@ impl RequestMetrics {
             "Requests by route template and method, from routed to response head",
         );
         let class = |c: &str| registry.meter_with("ferrowizard.responses", &[("class", c)]);
-        let active = Arc::new(Adder::new());
-        let read = active.clone();
-        registry.gauge("ferrowizard.requests.active", &[], move || {
-            read.sum() as f64
-        })?;
         Ok(RequestMetrics {
             registry: registry.clone(),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             requests: registry.timer("ferrowizard.requests")?,
-            active,
             classes: [
                 class("1xx")?,
                 class("2xx")?,
@@ -67,19 +76,8 @@ impl RequestMetrics {
         })
     }
 
-    /// A request arrived.
-    pub(crate) fn started(&self) {
-        self.active.add(1);
-    }
-
-    /// A request went away before its response (the client closed the connection).
-    pub(crate) fn abandoned(&self) {
-        self.active.add(-1);
-    }
-
     /// A request has, at `now` after `took`, a response of `status`.
     pub(crate) fn finished(&self, now: Instant, took: Duration, status: u16) {
-        self.active.add(-1);
         self.requests.update_at(now, took);
         if let Some(m) = self.classes.get(usize::from(status / 100).wrapping_sub(1)) {
             m.mark();

@@ -370,6 +370,13 @@ impl Server {
                 connections.push(open);
             }
         }
+        let application = bound
+            .iter()
+            .zip(&overloads)
+            .filter(|(b, _)| b.role != "admin")
+            .map(|(_, o)| o.clone())
+            .collect();
+        self::metrics::register_active(metrics, application)?;
         let admin_runtime = if admin_jobs.is_empty() {
             None
         } else {
