@@ -208,16 +208,25 @@ impl Connection {
         // timer wheel on every request.
         let idle = millis(self.settings.idle_timeout);
         let head = millis(self.settings.header_read_timeout);
+        // The timer looks at the activity four times per timeout: a timeout is noticed at
+        // most a quarter late, never early.
+        let period = Duration::from_millis((idle.min(head) / 4).max(1));
         let mut shutdown = self.shutdown.clone();
         let stop = OnWake::new(async move {
             let _ = shutdown.wait_for(|stop| *stop).await;
         });
         tokio::pin!(stop);
-        let check = OnWake::new(tokio::time::sleep(Duration::from_millis(idle.min(head))));
+        let check = OnWake::new(tokio::time::sleep(period));
         tokio::pin!(check);
-        // Once closing (shutdown, or idle), when the connection is dropped if still open:
-        // a request being answered may finish, but only while bytes keep moving.
-        let mut closing: Option<u64> = None;
+        // What the checks saw: the bytes moved, and since when (ms) that count is unchanged.
+        let mut quiet = (activity.moves.load(Relaxed), activity.now());
+        // The pending head last seen, and since when.
+        let mut pending: Option<(u64, u64)> = None;
+        // Once closing (shutdown, or idle), the connection is dropped if still open after
+        // idleTimeout without a byte moved (idle; a shutdown is bounded by
+        // `shutdownGracePeriod` instead): a request being answered may finish, but only
+        // while bytes keep moving.
+        let mut closing = Closing::Open;
         loop {
             tokio::select! {
                 // In order, the connection first: no random start drawn on every wake-up.
@@ -228,42 +237,53 @@ impl Connection {
                     }
                     break;
                 }
-                () = &mut stop, if closing.is_none() => {
-                    // The server's shutdown bounds what follows (`shutdownGracePeriod`).
-                    closing = Some(u64::MAX);
+                () = &mut stop, if closing != Closing::Shutdown => {
+                    closing = Closing::Shutdown;
                     conn.as_mut().graceful_shutdown();
                 }
                 () = &mut check => {
                     let now = activity.now();
-                    let last = activity.last.load(Relaxed);
-                    let head_since = activity.head_started.load(Relaxed);
-                    if let Some(since) = closing {
-                        if since != u64::MAX && last <= since && now.saturating_sub(since) >= idle {
+                    let moves = activity.moves.load(Relaxed);
+                    if moves != quiet.0 {
+                        quiet = (moves, now);
+                    }
+                    let silent = now.saturating_sub(quiet.1);
+                    match closing {
+                        Closing::Idle if silent >= idle => {
                             // Silent for twice idleTimeout: a client that stopped reading or
                             // sending, or a handler that never answers.
                             tracing::debug!(target: "ferrowizard::server::connection", %peer, "still idle after closing");
                             break;
                         }
-                        let since = if since == u64::MAX { since } else { since.max(last) };
-                        closing = Some(since);
-                        let wait = if since == u64::MAX { idle } else { (since + idle).saturating_sub(now).max(1) };
-                        check.as_mut().inner().reset(tokio::time::Instant::now() + Duration::from_millis(wait));
-                    } else if now.saturating_sub(last) >= idle {
-                        tracing::debug!(target: "ferrowizard::server::connection", %peer, "idle timeout");
-                        closing = Some(now);
-                        conn.as_mut().graceful_shutdown();
-                        check.as_mut().inner().reset(tokio::time::Instant::now() + Duration::from_millis(idle));
-                    } else if head_since > 0 && now.saturating_sub(head_since - 1) >= head {
-                        // A request head still incomplete after headerReadTimeout (slowloris):
-                        // the connection is dropped, not drained.
-                        tracing::debug!(target: "ferrowizard::server::connection", %peer, "header read timeout");
-                        break;
-                    } else {
-                        // Look again when either could be due.
-                        let head_due = if head_since > 0 { head_since - 1 + head } else { now + head };
-                        let due = (last + idle).min(head_due).max(now + 1);
-                        check.as_mut().inner().reset(tokio::time::Instant::now() + Duration::from_millis(due - now));
+                        Closing::Idle | Closing::Shutdown => {}
+                        Closing::Open if silent >= idle => {
+                            tracing::debug!(target: "ferrowizard::server::connection", %peer, "idle timeout");
+                            closing = Closing::Idle;
+                            quiet.1 = now;
+                            conn.as_mut().graceful_shutdown();
+                        }
+                        Closing::Open => {
+                            if activity.head_pending.load(Relaxed) {
+                                let heads = activity.heads.load(Relaxed);
+                                let since = match pending {
+                                    Some((seen, since)) if seen == heads => since,
+                                    _ => {
+                                        pending = Some((heads, now));
+                                        now
+                                    }
+                                };
+                                if now.saturating_sub(since) >= head {
+                                    // A request head still incomplete after headerReadTimeout
+                                    // (slowloris): the connection is dropped, not drained.
+                                    tracing::debug!(target: "ferrowizard::server::connection", %peer, "header read timeout");
+                                    break;
+                                }
+                            } else {
+                                pending = None;
+                            }
+                        }
                     }
+                    check.as_mut().inner().reset(tokio::time::Instant::now() + period);
                 }
             }
         }
@@ -382,19 +402,34 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// What the connection's timer looks at, in milliseconds since the connection opened: when
-/// it last moved bytes (idle timeout), and when a request head began arriving that has not
-/// been handed to the service yet (header read timeout, against slowloris).
+/// Whether, and why, a connection is closing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Closing {
+    Open,
+    /// The server is shutting down.
+    Shutdown,
+    /// It was idle for idleTimeout.
+    Idle,
+}
+
+/// What the connection's timer looks at: whether bytes moved (idle timeout), and whether a
+/// request head began arriving that has not been handed to the service yet (header read
+/// timeout, against slowloris).
 ///
-/// Read from the kernel's coarse clock (`CLOCK_MONOTONIC_COARSE`, a few milliseconds of
-/// resolution, read without the TSC): the stream notes the time on every read and write, and
-/// timeouts counted in seconds need nothing finer.
+/// Counts, not times: the stream bumps a count on every read and write, and the timer, which
+/// looks four times per timeout, notes when a count last changed. A read of even the
+/// kernel's coarse clock on every read and write cost ~0.07 µs a request (BENCHMARKS.md,
+/// "Server under load"); timeouts counted in seconds are then noticed up to a quarter late.
+/// Only the connection's task touches these, through the stream and the service it polls.
 #[derive(Debug)]
 struct Activity {
     opened: coarsetime::Instant,
-    last: AtomicU64,
-    /// 0 while no head is pending; else 1 + when its first bytes arrived.
-    head_started: AtomicU64,
+    /// Reads and writes that moved bytes.
+    moves: AtomicU64,
+    /// Request heads begun.
+    heads: AtomicU64,
+    /// A head has begun arriving and is not complete yet.
+    head_pending: std::sync::atomic::AtomicBool,
     /// Requests handed to the service and not answered yet (their heads are complete).
     in_flight: AtomicUsize,
     /// An HTTP/2 connection: frames flow between requests, so there is no head to time.
@@ -405,8 +440,9 @@ impl Default for Activity {
     fn default() -> Self {
         Activity {
             opened: coarsetime::Instant::now_without_cache_update(),
-            last: AtomicU64::new(0),
-            head_started: AtomicU64::new(0),
+            moves: AtomicU64::new(0),
+            heads: AtomicU64::new(0),
+            head_pending: std::sync::atomic::AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             http2: std::sync::atomic::AtomicBool::new(false),
         }
@@ -414,8 +450,9 @@ impl Default for Activity {
 }
 
 impl Activity {
-    /// Milliseconds since the connection opened. (`now_without_cache_update`: the crate's
-    /// `now` also writes a process-wide "recent" time, a cache line every worker would share.)
+    /// Milliseconds since the connection opened, from the kernel's coarse clock (a few ms of
+    /// resolution; `now_without_cache_update`: the crate's `now` also writes a process-wide
+    /// "recent" time, a cache line every worker would share).
     fn now(&self) -> u64 {
         coarsetime::Instant::now_without_cache_update()
             .duration_since(self.opened)
@@ -429,7 +466,7 @@ struct InFlight(Arc<Activity>);
 impl InFlight {
     fn new(activity: &Arc<Activity>, http2: bool) -> InFlight {
         activity.in_flight.fetch_add(1, Relaxed);
-        activity.head_started.store(0, Relaxed);
+        activity.head_pending.store(false, Relaxed);
         if http2 {
             activity.http2.store(true, Relaxed);
         }
@@ -508,16 +545,22 @@ struct Watched<T> {
 const HTTP2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
 
 impl<T> Watched<T> {
+    /// Counts a read or write that moved bytes; a read with no request in flight begins a
+    /// head, unless one is pending already. (Loads and stores, not read-modify-writes: only
+    /// the connection's task writes these.)
+    #[inline]
     fn touch(&self, read: bool) {
-        let a = &self.activity;
-        let now = a.now();
-        a.last.store(now, Relaxed);
+        let a = &*self.activity;
+        a.moves
+            .store(a.moves.load(Relaxed).wrapping_add(1), Relaxed);
         if read
+            && !a.head_pending.load(Relaxed)
             && a.in_flight.load(Relaxed) == 0
-            && a.head_started.load(Relaxed) == 0
             && !a.http2.load(Relaxed)
         {
-            a.head_started.store(now + 1, Relaxed);
+            a.heads
+                .store(a.heads.load(Relaxed).wrapping_add(1), Relaxed);
+            a.head_pending.store(true, Relaxed);
         }
     }
 }
