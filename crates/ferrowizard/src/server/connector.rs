@@ -156,10 +156,13 @@ impl Connection {
         // then copies text instead of running the formatting machinery (the chatty
         // configurations log three of them per request).
         let peer_text: Arc<str> = peer.to_string().into();
-        // The connection's own instance of the service, called in place: HTTP/1 serves one
-        // request at a time, so the lock is never contended, and nothing is cloned per request
-        // (a clone of the boxed stack is an allocation and a reference count per layer).
-        let service = std::sync::Mutex::new(self.service.clone());
+        // The connection's own instance of the service, called in place: nothing is cloned per
+        // request (a clone of the boxed stack is an allocation and a reference count per
+        // layer). A `RefCell`, not a lock: hyper calls its service from the connection's task
+        // alone, one call at a time (HTTP/2's streams run in tasks of their own, but only
+        // their futures do), so a borrow never meets another, and a lock's two atomic
+        // operations a request bought nothing.
+        let service = std::cell::RefCell::new(self.service.clone());
         let extensions = connection_extensions(peer);
         let hyper_service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             let in_flight = InFlight::new(&head_activity, req.version() == http::Version::HTTP_2);
@@ -181,16 +184,13 @@ impl Connection {
             let request = req.map(Body::new);
             // The gate's future is hyper's: no future wrapped around it (each wrapper is
             // another copy of the whole request state, ~700 bytes, on its way into hyper).
-            service
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .call_ready(
-                    request,
-                    Answer {
-                        in_flight,
-                        peer: peer_text.clone(),
-                    },
-                )
+            service.borrow_mut().call_ready(
+                request,
+                Answer {
+                    in_flight,
+                    peer: peer_text.clone(),
+                },
+            )
         });
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // No `header_read_timeout` here: hyper arms a timer for it on every request (a timer
