@@ -54,8 +54,9 @@ struct Inner {
     reservoir: Mutex<Reservoir>,
     /// What an update reads before deciding to lock: even while a rescale writes them.
     seq: AtomicU64,
-    /// The landmark and the next rescale, in nanoseconds after `epoch`.
+    /// The landmark, in whole seconds after `epoch`.
     landmark: AtomicU64,
+    /// The next rescale, in nanoseconds after `epoch`.
     next_rescale: AtomicU64,
     /// The lowest priority kept, as f64 bits; 0 while the reservoir has room.
     lowest: AtomicU64,
@@ -70,29 +71,36 @@ struct Inner {
 #[derive(Debug, Default)]
 struct Reservoir {
     samples: BTreeMap<u64, (i64, f64)>,
-    /// Nanoseconds after `epoch`: the landmark weights are relative to, and the next rescale.
+    /// The landmark weights are relative to (whole seconds after `epoch`), and the next
+    /// rescale (nanoseconds after `epoch`).
     landmark: u64,
     next_rescale: u64,
 }
 
-fn nanos_since(epoch: Instant, t: Instant) -> u64 {
-    u64::try_from(t.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX)
+const NANOS: u64 = 1_000_000_000;
+
+/// When `t` is, after `epoch`: in nanoseconds, and in whole seconds (saturating). Both from
+/// the duration's own parts: no division.
+fn since(epoch: Instant, t: Instant) -> (u64, u64) {
+    let d = t.saturating_duration_since(epoch);
+    let second = d.as_secs();
+    let at = second
+        .saturating_mul(NANOS)
+        .saturating_add(u64::from(d.subsec_nanos()));
+    (at, second)
 }
 
-/// The weight of a sample at `at` for a landmark at `landmark` (nanoseconds after the epoch):
-/// in whole seconds, as DropWizard counts them (so samples of one second weigh the same).
+/// The weight of a sample in `second` for a landmark at `landmark` (both whole seconds after
+/// the epoch): in whole seconds, as DropWizard counts them (so samples of one second weigh
+/// the same).
 ///
-/// Asked on every update, so kept cheap: whole seconds without 128-bit division, and `exp`
-/// remembered per thread for the last few seconds asked (a weight changes once a second, and
-/// a server updating two timers a request would otherwise pay two `exp`s a request).
-fn weight(at: u64, landmark: u64) -> f64 {
-    const NANOS: u64 = 1_000_000_000;
-    // Floor division: a sample timed just before a landmark another thread moved counts -1.
-    let seconds = if at >= landmark {
-        ((at - landmark) / NANOS) as i64
-    } else {
-        -(((landmark - at).div_ceil(NANOS)) as i64)
-    };
+/// Asked on every update, so kept cheap: seconds as the clock reading gives them (landmarks
+/// fall on whole seconds, so no division is needed), and `exp` remembered per thread for the
+/// last few seconds asked (a weight changes once a second, and a server updating two timers a
+/// request would otherwise pay two `exp`s a request).
+fn weight(second: u64, landmark: u64) -> f64 {
+    // A sample timed just before a landmark another thread moved counts -1.
+    let seconds = second.wrapping_sub(landmark) as i64;
     thread_local! {
         static WEIGHTS: [Cell<(i64, f64)>; 4] = const { [const { Cell::new((i64::MIN, 0.0)) }; 4] };
     }
@@ -171,15 +179,23 @@ impl Histogram {
     /// taken (a server that just measured a request's duration): one clock read saved.
     #[inline]
     pub fn update_at(&self, now: Instant, value: i64) {
+        self.inner.count.add(1);
+        self.sample_at(now, value);
+    }
+
+    /// [`update_at`](Self::update_at) without the count: for a timer, whose meter counts the
+    /// same calls (one atomic addition a call saved; [`snapshot_counted`](Self::snapshot_counted)
+    /// takes the meter's count).
+    #[inline]
+    pub(crate) fn sample_at(&self, now: Instant, value: i64) {
         let inner = &*self.inner;
-        inner.count.add(1);
         inner.sum.add(value as f64);
-        let at = nanos_since(inner.epoch, now);
+        let (at, second) = since(inner.epoch, now);
         let u = uniform();
-        if inner.loses(at, u) {
+        if inner.loses(at, second, u) {
             return;
         }
-        inner.reservoir().insert(inner, at, u, value);
+        inner.reservoir().insert(inner, at, second, u, value);
     }
 
     /// Records a fractional value in this histogram's fixed point (`round(value * divisor)`,
@@ -210,6 +226,12 @@ impl Histogram {
     /// The distribution now. Samples of equal value are merged (their weights added), which
     /// changes no statistic; [`Snapshot::size`] therefore counts distinct values.
     pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_counted(self.count())
+    }
+
+    /// [`snapshot`](Self::snapshot) with a count kept elsewhere (see
+    /// [`sample_at`](Self::sample_at)).
+    pub(crate) fn snapshot_counted(&self, count: u64) -> Snapshot {
         let samples: Vec<(i64, f64)> = {
             let reservoir = self.inner.reservoir();
             let mut by_value: BTreeMap<i64, f64> = BTreeMap::new();
@@ -219,7 +241,7 @@ impl Histogram {
             by_value.into_iter().collect()
         };
         Snapshot::from_weighted(samples)
-            .with_count(self.count())
+            .with_count(count)
             .with_divisor(self.inner.divisor)
     }
 
@@ -238,9 +260,10 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether a sample at `at` drawn `u` certainly does not enter, decided without the lock.
+    /// Whether a sample at `at` (in `second`) drawn `u` certainly does not enter, decided
+    /// without the lock.
     #[inline]
-    fn loses(&self, at: u64, u: f64) -> bool {
+    fn loses(&self, at: u64, second: u64, u: f64) -> bool {
         let before = self.seq.load(Ordering::Acquire);
         if before % 2 == 1 {
             return false;
@@ -253,16 +276,16 @@ impl Inner {
             return false;
         }
         // `lowest` only rises between rescales, so a stale one never turns away a winner.
-        weight(at, landmark) / u <= lowest
+        weight(second, landmark) / u <= lowest
     }
 }
 
 impl Reservoir {
-    fn insert(&mut self, inner: &Inner, at: u64, u: f64, value: i64) {
+    fn insert(&mut self, inner: &Inner, at: u64, second: u64, u: f64, value: i64) {
         if at >= self.next_rescale {
-            self.rescale(inner, at);
+            self.rescale(inner, second);
         }
-        let w = weight(at, self.landmark);
+        let w = weight(second, self.landmark);
         let priority = w / u;
         // Zero (an underflowed weight) or NaN: nothing to keep.
         if priority.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
@@ -285,13 +308,12 @@ impl Reservoir {
         }
     }
 
-    /// Moves the landmark to `at`, scaling every weight and priority by the same factor
+    /// Moves the landmark to `second`, scaling every weight and priority by the same factor
     /// (DropWizard's `rescale`), and publishes it under the seqlock.
-    fn rescale(&mut self, inner: &Inner, at: u64) {
+    fn rescale(&mut self, inner: &Inner, second: u64) {
         // On a whole second after the epoch (as the first landmark is), so that weights counted
         // in whole seconds from the new landmark are the old ones times `factor` exactly.
-        let at = at - at % 1_000_000_000;
-        let factor = weight(self.landmark, at);
+        let factor = weight(self.landmark, second);
         let old = std::mem::take(&mut self.samples);
         for (key, (value, w)) in old {
             let priority = f64::from_bits(key) * factor;
@@ -301,9 +323,10 @@ impl Reservoir {
                     .or_insert((value, w * factor));
             }
         }
-        self.landmark = at;
-        self.next_rescale =
-            at.saturating_add(u64::try_from(RESCALE_EVERY.as_nanos()).unwrap_or(u64::MAX));
+        self.landmark = second;
+        self.next_rescale = second
+            .saturating_mul(NANOS)
+            .saturating_add(u64::try_from(RESCALE_EVERY.as_nanos()).unwrap_or(u64::MAX));
         // A seqlock's writer: odd, then a release fence, so that a reader whose acquire fence
         // follows a load of any store below also sees the odd count.
         inner.seq.fetch_add(1, Ordering::Relaxed);
@@ -344,13 +367,13 @@ mod tests {
             reference
                 .inner
                 .reservoir()
-                .insert(&reference.inner, at, u, value);
-            if !filtered.inner.loses(at, u) {
+                .insert(&reference.inner, at, at / NANOS, u, value);
+            if !filtered.inner.loses(at, at / NANOS, u) {
                 taken += 1;
                 filtered
                     .inner
                     .reservoir()
-                    .insert(&filtered.inner, at, u, value);
+                    .insert(&filtered.inner, at, at / NANOS, u, value);
             }
         }
         assert_eq!(
@@ -378,14 +401,14 @@ mod tests {
             (4 * s, 5 * s),
             (4 * s + 1, 5 * s),
         ] {
-            // Twice: computed, then remembered.
+            // Twice: computed, then remembered. (Landmarks fall on whole seconds.)
             assert_eq!(
-                weight(at, landmark),
+                weight(at / s, landmark / s),
                 reference(at, landmark),
                 "{at} {landmark}"
             );
             assert_eq!(
-                weight(at, landmark),
+                weight(at / s, landmark / s),
                 reference(at, landmark),
                 "{at} {landmark}"
             );

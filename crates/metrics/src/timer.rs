@@ -47,9 +47,7 @@ impl Timer {
     /// Records one call that took `duration` (saturating at about 292 years).
     #[inline]
     pub fn update(&self, duration: Duration) {
-        let nanos = i64::try_from(duration.as_nanos()).unwrap_or(i64::MAX);
-        self.histogram.update(nanos);
-        self.meter.mark();
+        self.update_at(self.clock().now(), duration);
     }
 
     /// Records a call that took `duration` and ended at `now` (a reading of this timer's
@@ -58,7 +56,8 @@ impl Timer {
     #[inline]
     pub fn update_at(&self, now: Instant, duration: Duration) {
         let nanos = i64::try_from(duration.as_nanos()).unwrap_or(i64::MAX);
-        self.histogram.update_at(now, nanos);
+        // Counted once, by the meter: the histogram's count would be the same number.
+        self.histogram.sample_at(now, nanos);
         self.meter.mark();
     }
 
@@ -106,7 +105,7 @@ impl Timer {
 
     /// The distribution of durations, in nanoseconds.
     pub fn snapshot(&self) -> Snapshot {
-        self.histogram.snapshot()
+        self.histogram.snapshot_counted(self.count())
     }
 
     /// The total time of every call recorded.
