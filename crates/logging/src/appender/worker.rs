@@ -32,9 +32,19 @@ const BATCH_BYTES: usize = 64 * 1024;
 /// How long a formatted line may wait in the batch for more (see [`BATCH_BYTES`]).
 const HOLD: Duration = Duration::from_millis(5);
 
-/// How long the writer naps when the queue is empty, and how many naps before it sleeps
-/// until woken.
+/// How long the writer naps when the queue is empty: at least [`NAP`], at most
+/// [`LONGEST_NAP`], and in between as long as the queue takes to fill by [`NAP_FILL`] at the
+/// rate the last nap saw. After [`IDLE_NAPS`] naps with nothing queued, it sleeps until woken.
+///
+/// Why the length follows the rate: each nap ends in a wake-up of the writer thread, which
+/// costs the machine a context switch (several µs on a virtual machine) and often preempts a
+/// request thread. Naps of 1 ms woke the request log's writer a thousand times a second
+/// whether it found ten lines or a hundred (BENCHMARKS.md, "Server under load").
 const NAP: Duration = Duration::from_millis(1);
+const LONGEST_NAP: Duration = Duration::from_millis(4);
+/// The share of the queue a nap lets fill: well below half, where producers wake the writer
+/// themselves (a system call on a request thread), and where lossy appenders start dropping.
+const NAP_FILL: (u64, u64) = (3, 8);
 const IDLE_NAPS: u32 = 100;
 
 /// Write errors are reported on stderr at most this often.
@@ -109,13 +119,20 @@ impl Worker {
     ///
     /// The writer does not block waiting for records: a producer that found it blocked
     /// would have to wake it with a system call, and under load that would be paid every
-    /// few events by a request thread. Instead the writer naps (1 ms) when the queue is
-    /// empty, and producers wake it only when the queue is half full, when it is asleep for
-    /// good (after 100 ms idle), or to flush.
+    /// few events by a request thread. Instead the writer naps (1 to 4 ms, see [`NAP`]) when
+    /// the queue is empty, and producers wake it only when the queue is half full, when it is
+    /// asleep for good (after [`IDLE_NAPS`] naps with nothing queued), or to flush.
     fn run(&mut self) {
         let mut naps = 0;
+        let mut nap = NAP;
+        // When the nap that just ended began.
+        let mut napped: Option<Instant> = None;
         let stop = loop {
-            let wrote = self.drain();
+            let taken = self.drain();
+            let wrote = taken > 0;
+            if let Some(since) = napped.take() {
+                nap = next_nap(self.consumer.ring().capacity(), taken, since.elapsed());
+            }
             if !wrote && naps > 0 {
                 // The queue stayed quiet for a whole nap: nothing to wait for. (A look that
                 // finds nothing right after one that found lines is common under load: the
@@ -138,7 +155,8 @@ impl Worker {
                 std::thread::yield_now();
             } else if naps < IDLE_NAPS {
                 naps += 1;
-                std::thread::park_timeout(NAP);
+                napped = Some(Instant::now());
+                std::thread::park_timeout(nap);
             } else {
                 // SeqCst, with the producers' claim and load of `sleeping`: either a
                 // producer sees the flag and wakes us, or we see its claim here.
@@ -156,7 +174,7 @@ impl Worker {
         // claim before that is written, so that nothing accepted is lost.
         let last = self.consumer.close();
         while self.consumer.position() < last {
-            if !self.drain() {
+            if self.drain() == 0 {
                 std::thread::yield_now();
             }
         }
@@ -218,9 +236,9 @@ impl Worker {
         self.room.notify();
     }
 
-    /// Formats what is queued into batches and writes them. Returns whether there was any.
-    fn drain(&mut self) -> bool {
-        let mut any = false;
+    /// Formats what is queued into batches and writes them. Returns how many lines it took.
+    fn drain(&mut self) -> u64 {
+        let mut taken = 0;
         loop {
             let Worker {
                 consumer,
@@ -242,19 +260,19 @@ impl Worker {
             if took.is_none() {
                 break;
             }
-            any = true;
+            taken += 1;
             if self.batch.len() >= BATCH_BYTES {
                 self.release();
                 self.write_batch();
             }
         }
-        if any {
+        if taken > 0 {
             self.release();
             if self.held_since.is_some_and(|t| t.elapsed() >= HOLD) {
                 self.write_batch();
             }
         }
-        any
+        taken
     }
 
     /// Frees the slots read so far and wakes producers waiting for one.
@@ -334,5 +352,35 @@ impl Worker {
             self.last_report = Some(Instant::now());
             self.unreported = 0;
         }
+    }
+}
+
+/// The nap after one of `took` that found `taken` lines in a queue of `capacity` slots (see
+/// [`NAP`]).
+fn next_nap(capacity: u64, taken: u64, took: Duration) -> Duration {
+    if taken == 0 {
+        return LONGEST_NAP;
+    }
+    let fill = (capacity * NAP_FILL.0 / NAP_FILL.1).max(1);
+    let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+    Duration::from_nanos(nanos.saturating_mul(fill) / taken).clamp(NAP, LONGEST_NAP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nap_lasts_as_long_as_the_queue_takes_to_fill_by_three_eighths() {
+        let ms = Duration::from_millis;
+        // 64 lines a millisecond into 256 slots: 96 take 1.5 ms.
+        assert_eq!(next_nap(256, 64, ms(1)), Duration::from_micros(1500));
+        // Faster than a millisecond's nap allows, or slower than the longest: the bounds.
+        assert_eq!(next_nap(256, 1000, ms(1)), NAP);
+        assert_eq!(next_nap(256, 10, ms(1)), LONGEST_NAP);
+        assert_eq!(next_nap(256, 0, ms(1)), LONGEST_NAP);
+        // A larger queue lets the writer sleep longer at the same rate.
+        assert_eq!(next_nap(1024, 192, ms(1)), ms(2));
+        assert_eq!(next_nap(1, 1, ms(1)), NAP);
     }
 }
