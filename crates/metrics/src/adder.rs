@@ -69,10 +69,16 @@ impl Adder {
     /// Adds `n` (negative to subtract).
     #[inline]
     pub fn add(&self, n: i64) {
-        if let Some(cells) = self.cells.get() {
-            add_to(cells, n);
-            return;
+        match self.cells.get() {
+            Some(cells) => add_to(cells, n),
+            None => self.add_to_base(n),
         }
+    }
+
+    /// Before the first contention: the one atomic. Out of line, so that the spread adder's
+    /// add above stays small enough to inline where it is called.
+    #[cold]
+    fn add_to_base(&self, n: i64) {
         let current = self.base.load(Relaxed);
         if self
             .base
