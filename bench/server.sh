@@ -13,6 +13,12 @@
 # within a round; the script prints each round, the medians, and the server's CPU time per
 # request (user + system, every thread). Load stays on 127.0.0.1.
 #
+#   OTHER=/path/to/an/older/realtime SETTINGS="bare production other-production" bench/server.sh 9 8
+#
+# adds settings `other-production` and `other-chatty`: the same configs served by another build
+# of `realtime` (build it from the commit to compare, copy the binary out of target/), so that
+# two builds are compared in alternate rounds against the same bare.
+#
 #   MODE=instructions bench/server.sh     (SETTINGS as above; rounds and seconds unused)
 #
 # counts instead the user-space instructions the server executes per request, every thread,
@@ -27,6 +33,9 @@ rounds=${1:-3}
 seconds=${2:-10}
 read -r -a settings <<< "${SETTINGS:-bare production chatty}"
 [ "${settings[0]}" = bare ] || { echo "SETTINGS must start with bare (the ratios' base)"; exit 2; }
+for s in "${settings[@]}"; do
+  case $s in other-*) [ -x "${OTHER:-}" ] || { echo "$s needs OTHER=/path/to/another/realtime"; exit 2; } ;; esac
+done
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 cargo build --release -q -p realtime
@@ -121,18 +130,27 @@ count() {
   rm -f "$work"/callgrind.*
 }
 
+# The binary serving setting $1: this tree's, or $OTHER for `other-*`.
+server() {
+  case $1 in
+    other-*) echo "$OTHER" ;;
+    *) echo "$bin/realtime" ;;
+  esac
+}
+
 # Runs one setting.
 measure() {
   case $1 in
     bare)
       start bare "$bin/realtime-bare" 0 ;;
-    chatty)
+    chatty | other-chatty)
       # The seed's "before": root DEBUG, console appender, console request log; stdout to a
       # file as a server's would be.
-      start chatty "$bin/realtime" server examples/realtime/config/before.yaml --set http.port=0 --set http.adminPort=0 --set http.bindHost=127.0.0.1 ;;
-    production | no-request-log | quiet)
-      rm -rf "${work:?}/$1"
-      start "$1" "$bin/realtime" server "$work/$1.yaml" ;;
+      start "$1" "$(server "$1")" server examples/realtime/config/before.yaml --set http.port=0 --set http.adminPort=0 --set http.bindHost=127.0.0.1 ;;
+    production | no-request-log | quiet | other-production)
+      local config=${1#other-}
+      rm -rf "${work:?}/$config"
+      start "$1" "$(server "$1")" server "$work/$config.yaml" ;;
     *)
       echo "unknown setting $1"; exit 2 ;;
   esac
