@@ -5,6 +5,14 @@
 #   bench/server.sh [ROUNDS] [SECONDS]      (default 3 rounds of 10 s per setting)
 #   SETTINGS="bare quiet no-request-log production" bench/server.sh 7 10
 #
+#   MODE=profile SETTINGS="bare quiet production" bench/server.sh 3 10
+#
+# samples instead the server's threads with `perf record -e cpu-clock` during each load (installed
+# if absent, as Debian's linux-perf) and prints, per setting, where its time goes in ns a
+# request (worker threads' user and kernel time, other threads), and the functions whose time
+# a request differs most from bare's. Slower per function than instructions, but in real time:
+# what a cache miss or a locked instruction costs shows here, not there.
+#
 # Settings: bare (realtime-bare), production, chatty (the default three), and two that take
 # production apart: quiet (ferrowizard with no appender and no request log: the server's own
 # cost) and no-request-log (production without its request log).
@@ -83,6 +91,9 @@ if [ "$mode" = instructions ]; then
   command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
   runner=(valgrind --tool=callgrind "--callgrind-out-file=$work/callgrind.%p")
 fi
+if [ "$mode" = profile ]; then
+  command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null; }
+fi
 
 # Starts "$@" with stdout to $1's log, waits for the address it prints; sets $pid and $addr.
 start() {
@@ -112,8 +123,20 @@ load() {
   curl -fsS "http://$addr/realtime/quotes/ACME" >/dev/null
   local before after out
   before=$(ticks)
+  local sampler=""
+  if [ "$mode" = profile ]; then
+    perf record -q -e cpu-clock -F 4000 -p "$pid" -o "$work/perf.data" -- sleep "$seconds" 2>/dev/null &
+    sampler=$!
+  fi
   out=$(wrk -t1 -c64 -d"${seconds}s" "http://$addr/realtime/quotes/ACME")
   after=$(ticks)
+  if [ -n "$sampler" ]; then
+    wait "$sampler" || true
+    # Samples by thread kind (W: the runtime's workers), user (.) or kernel (k), function.
+    perf report -i "$work/perf.data" --no-children --sort comm,sym --stdio -F sample,comm,sym 2>/dev/null |
+      awk '/^ *[0-9]+ / { kind = ($2 ~ /worker/ ? "W" : "other") $3; i = index($0, "] "); print $1 "\t" kind "\t" substr($0, i + 2) }' >> "$work/samples-$1"
+    awk '/requests in/ {print $1}' <<< "$out" >> "$work/requests-$1"
+  fi
   echo "($after - $before) * 1000000 / $hz / $(awk '/requests in/ {print $1}' <<< "$out")" | bc -l >> "$work/cpu-$1"
   awk '/Requests\/sec/ {print $2}' <<< "$out" >> "$work/rps-$1"
 }
@@ -171,6 +194,25 @@ if [ "$mode" = instructions ]; then
   exit 0
 fi
 
+# Per setting: ns a request by thread kind, then the functions that differ most from bare's.
+profile_report() {
+  local ns_per_sample=250000 # 4000 Hz
+  for s in "${settings[@]}"; do
+    local requests
+    requests=$(awk '{n += $1} END {print n}' "$work/requests-$s")
+    awk -F'\t' -v r="$requests" -v k="$ns_per_sample" '{t[$2 "\t" $3] += $1} END {for (x in t) printf "%s\t%.1f\n", x, t[x] * k / r}' "$work/samples-$s" > "$work/ns-$s"
+  done
+  for s in "${settings[@]}"; do
+    awk -F'\t' -v s="$s" '{t[$1] += $3} END {printf "%s, ns a request: workers user %.0f, workers kernel %.0f, other threads %.0f\n", s, t["W[.]"], t["W[k]"], t["other[.]"] + t["other[k]"]}' "$work/ns-$s"
+  done
+  for s in "${settings[@]:1}"; do
+    echo "$s against bare, the 25 functions that differ most (ns a request: difference, bare, $s):"
+    awk -F'\t' 'NR == FNR {b[$1 "\t" $2] = $3; next} {a[$1 "\t" $2] = $3} END {for (x in b) if (!(x in a)) a[x] = 0; for (x in a) printf "%+.0f\t%.0f\t%.0f\t%s\n", a[x] - b[x], b[x], a[x], x}' "$work/ns-bare" "$work/ns-$s" |
+      awk -F'\t' '{d = $1 < 0 ? -$1 : $1; print d "\t" $0}' | sort -t$'\t' -k1,1gr | head -n 25 | cut -f2- |
+      awk -F'\t' '{printf "  %7s %7s %7s  %-6s %s\n", $1, $2, $3, $4, substr($5, 1, 110)}'
+  done
+}
+
 n=${#settings[@]}
 for r in $(seq 1 "$rounds"); do
   for i in $(seq 0 $((n - 1))); do
@@ -191,6 +233,7 @@ echo "$line"
 line="median CPU per request (the server's user + system time / requests):"
 for s in "${settings[@]}"; do line+=$(printf ' %s %.2f µs' "$s" "$(median < "$work/cpu-$s")"); done
 echo "$line"
+[ "$mode" = profile ] && profile_report
 goal() { case $1 in production) echo " (goal >= 0.92)" ;; chatty) echo " (goal >= 0.85; the seed: 0.23)" ;; esac; }
 line="median ratios to bare:"
 for s in "${settings[@]:1}"; do line+=$(printf ' %s %.3fx%s' "$s" "$(median < "$work/ratio-$s")" "$(goal "$s")"); done
