@@ -11,6 +11,23 @@ use http_body_util::Full;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
+/// The tests that judge timing (users per second, rates, stalls) run alone: the others start
+/// volley runs of their own, and on a 2-core machine those delayed a ramp's users by half a
+/// second now and then. Every other test shares.
+static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    TIMING
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    TIMING
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Serves `/ok` (200), `/created` (201), `/missing` (404), `/slow` (200 after 300 ms) and
 /// `/hold` (200 after a second) on a free port, on a runtime of its own. `/stalled` answers at
 /// once, except that from 500 ms after the first request the whole server stalls for a
@@ -135,6 +152,7 @@ fn volley(dir: &Path, file: &Path) -> assert_cmd::assert::Assert {
 
 #[test]
 fn open_model_sends_exactly_the_users_planned() {
+    let _alone = alone();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
@@ -197,6 +215,7 @@ fn open_model_sends_exactly_the_users_planned() {
 
 #[test]
 fn closed_model_keeps_users_busy_and_kos_are_classified() {
+    let _alone = alone();
     let addr = serve();
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -235,6 +254,7 @@ fn closed_model_keeps_users_busy_and_kos_are_classified() {
 
 #[test]
 fn max_duration_bounds_every_run() {
+    let _alone = alone();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
@@ -257,6 +277,7 @@ fn max_duration_bounds_every_run() {
 
 #[test]
 fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
+    let _shared = shared();
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
         dir.path(),
@@ -284,6 +305,7 @@ fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
 
 #[test]
 fn assertions_set_the_exit_code() {
+    let _shared = shared();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let body = |lt_slow: u32| {
@@ -325,6 +347,7 @@ fn assertions_set_the_exit_code() {
 
 #[test]
 fn merging_runs_adds_their_histograms_exactly() {
+    let _shared = shared();
     let addr = serve();
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
@@ -395,6 +418,7 @@ fn merging_runs_adds_their_histograms_exactly() {
 
 #[test]
 fn a_stalled_server_shows_in_the_percentiles() {
+    let _alone = alone();
     // Coordinated omission: a tool that waits for each answer before sending the next sends
     // almost nothing during a stall and reports a fast p75. An open model keeps arriving on
     // schedule, and each response time counts from when the request was due.
@@ -428,6 +452,7 @@ fn a_stalled_server_shows_in_the_percentiles() {
 
 #[test]
 fn ctrl_c_still_writes_the_results_of_what_ran() {
+    let _shared = shared();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
@@ -465,6 +490,7 @@ fn ctrl_c_still_writes_the_results_of_what_ran() {
 
 #[test]
 fn the_readme_scenario_is_valid() {
+    let _shared = shared();
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
             .unwrap();
@@ -486,6 +512,7 @@ fn the_readme_scenario_is_valid() {
 
 #[test]
 fn feeders_and_saved_values_fill_session_variables() {
+    let _shared = shared();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -552,6 +579,7 @@ scenarios:
 
 #[test]
 fn the_throttle_limits_the_request_rate() {
+    let _alone = alone();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     // Ten users would send thousands of requests in 2 s; the throttle allows 50 a second.
@@ -616,6 +644,7 @@ fn active_users(r: &serde_json::Value) -> std::collections::BTreeMap<u64, u64> {
 
 #[test]
 fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
+    let _alone = alone();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let ramp = |from: u32, to: u32| {
@@ -686,6 +715,7 @@ fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
 
 #[test]
 fn json_checks_pass_and_fail_in_gatlings_words() {
+    let _shared = shared();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("names.csv"), "symbol\nACME\nGLOBEX\n").unwrap();
@@ -746,6 +776,7 @@ scenarios:
 
 #[test]
 fn a_file_fed_with_two_strategies_has_a_feeder_for_each() {
+    let _shared = shared();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("two.csv"), "symbol\nA\nB\n").unwrap();
@@ -779,6 +810,7 @@ scenarios:
 
 #[test]
 fn http_read_buffer_bounds_the_response_head_not_the_body() {
+    let _shared = shared();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let run = |read_buffer: &str| {
@@ -822,6 +854,7 @@ fn volley_cmd() -> Command {
 
 #[test]
 fn the_committed_schema_is_what_volley_schema_prints() {
+    let _shared = shared();
     let out = volley_cmd().arg("schema").assert().success();
     let printed = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let committed =
@@ -836,6 +869,7 @@ fn the_committed_schema_is_what_volley_schema_prints() {
 
 #[test]
 fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
+    let _shared = shared();
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     // An assertion on a request that does not exist has nothing to measure: `actual` is
