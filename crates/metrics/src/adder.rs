@@ -152,43 +152,43 @@ mod tests {
         assert_eq!(a.sum(), 3);
     }
 
-    #[test]
-    fn many_threads_lose_nothing() {
-        // More threads than own cells: the later ones share cells.
-        let a = Arc::new(Adder::new());
+    /// Runs `add` on more threads than there are own cells (the later ones share cells), all
+    /// at once.
+    fn on_many_threads(add: impl Fn() + Send + Sync + 'static) {
+        let add = Arc::new(add);
         let threads: Vec<_> = (0..3 * CELLS)
             .map(|_| {
-                let a = a.clone();
-                std::thread::spawn(move || {
-                    for _ in 0..100_000 {
-                        a.add(1);
-                    }
-                    a.add(-10);
-                })
+                let add = add.clone();
+                std::thread::spawn(move || add())
             })
             .collect();
         for t in threads {
             t.join().unwrap();
         }
+    }
+
+    #[test]
+    fn many_threads_lose_nothing() {
+        let a = Arc::new(Adder::new());
+        let adder = a.clone();
+        on_many_threads(move || {
+            for _ in 0..100_000 {
+                adder.add(1);
+            }
+            adder.add(-10);
+        });
         assert_eq!(a.sum(), 3 * CELLS as i64 * (100_000 - 10));
     }
 
     #[test]
     fn many_threads_lose_no_float_either() {
         let s = Arc::new(FloatSum::default());
-        let threads: Vec<_> = (0..3 * CELLS)
-            .map(|_| {
-                let s = s.clone();
-                std::thread::spawn(move || {
-                    for _ in 0..10_000 {
-                        s.add(1.0);
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
+        let sum = s.clone();
+        on_many_threads(move || {
+            for _ in 0..10_000 {
+                sum.add(1.0);
+            }
+        });
         assert_eq!(s.sum(), (3 * CELLS * 10_000) as f64);
     }
 }
