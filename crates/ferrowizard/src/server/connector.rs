@@ -229,7 +229,7 @@ impl Connection {
                     }
                     break;
                 }
-                () = &mut stop, if closing != Closing::Shutdown => {
+                () = &mut stop, if closing == Closing::Open => {
                     closing = Closing::Shutdown;
                     conn.as_mut().graceful_shutdown();
                 }
