@@ -660,7 +660,18 @@ fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
     // each until 4 s: 4 + 3 + 2 + 1 users.
     volley(dir.path(), &ramp(0, 4)).success();
     let up = results(dir.path());
-    assert_eq!(up["global"]["total"]["count"], 10, "{}", up["errors"]);
+    // The first slot's fourth user is due at 3.5 s, after three users of a second: on a
+    // loaded machine (CI) the three may take more than half a second longer, and the ramp's
+    // end comes first. A user more than the ramp allows is never right.
+    let ten_or_one_late = |r: &serde_json::Value| {
+        let count = r["global"]["total"]["count"].as_u64();
+        assert!(
+            matches!(count, Some(9 | 10)),
+            "{count:?} users: {}",
+            r["errors"]
+        );
+    };
+    ten_or_one_late(&up);
     assert_eq!(up["global"]["ko"]["count"], 0, "{}", up["errors"]);
     let users = active_users(&up);
     // Each entry's users are counted as the next second's first response arrives (at
@@ -678,7 +689,7 @@ fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
     // Down from 4 to 0 over 4 s: slot i stops starting users at 3.5 - i s: again 10 users.
     volley(dir.path(), &ramp(4, 0)).success();
     let down = results(dir.path());
-    assert_eq!(down["global"]["total"]["count"], 10, "{}", down["errors"]);
+    ten_or_one_late(&down);
     let users = active_users(&down);
     // Responses come at 1, 2, 3 and 4 s, from 4, 3, 2 and 1 users.
     for second in 1..=3 {
