@@ -129,8 +129,20 @@ macro_rules! appender {
             ]
             [
                 /// Slots in the queue between request threads and the writer.
+                ///
+                /// 4096, where DropWizard (logback's AsyncAppender) has 256: the writer naps
+                /// while producers fill the queue (it is not woken per event, see
+                /// `appender/worker.rs`), and a nap may let at most three eighths of the queue
+                /// fill. With 256 slots a server logging 80,000 lines a second woke its writer
+                /// 700 times a second, and a DEBUG-chatty one 1,800 times, each wake a context
+                /// switch on the cores serving requests; with 4096 both wake ~230 times a
+                /// second (the longest nap, 4 ms), and the writer's CPU a request halves
+                /// (BENCHMARKS.md, "Server under load", session 9). A bigger queue also
+                /// rides out longer stalls of the disk or the network before INFO is dropped
+                /// (by `discardingThreshold`) or a request thread waits. It costs ~2.6 MB an
+                /// appender (each slot holds a whole record, 640 bytes on cache lines of its own).
                 #[garde(range(min = 1, max = 1_048_576))]
-                queue_size: usize = 256
+                queue_size: usize = 4096
             ]
             [
                 /// When fewer slots than this are free, TRACE/DEBUG/INFO are dropped; -1
