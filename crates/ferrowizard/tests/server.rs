@@ -642,3 +642,63 @@ async fn timeouts_tell_a_slow_client_from_a_slow_answer() {
     .unwrap();
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_max_threads_bounds_the_admin_side_and_the_rest_get_503() {
+    // A health check held until the test lets it go.
+    let gate = Arc::new(Semaphore::new(0));
+    let held = gate.clone();
+    let check = move || {
+        let gate = held.clone();
+        async move {
+            let _permit = gate.acquire().await;
+            Ok(Some("let go".to_owned()))
+        }
+    };
+    let mut config = AdminFactory::default();
+    config.health_checks.timeout = ConfigDuration::seconds(60);
+    let admin = Admin {
+        config,
+        health_checks: vec![("held".to_owned(), Arc::new(check) as Arc<dyn HealthCheck>)],
+        tasks: Vec::new(),
+        metrics: MetricRegistry::new(),
+        logging: None,
+        runtime: tokio::runtime::Handle::current(),
+    };
+    let mut factory = server(8, 8, vec![http(0, 10_000)]);
+    if let ServerFactory::Default(f) = &mut factory {
+        f.admin_max_threads = 2;
+    }
+    let server = Server::start(
+        &factory,
+        routes(Arc::new(Semaphore::new(1))),
+        admin.router(),
+        &MetricRegistry::new(),
+        "test",
+    )
+    .await
+    .unwrap();
+    let addr = admin_addr(&server);
+    // 70 at once: 2 run, 64 wait (the admin side's queue), 4 are refused at once.
+    let requests: Vec<_> = (0..70)
+        .map(|_| tokio::task::spawn_blocking(move || get_close(addr, "/healthcheck")))
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while server.rejected()[1] < 4 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no 503s while every admin slot was held: {:?}",
+            server.rejected()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.add_permits(1000);
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    for r in requests {
+        *statuses.entry(status(&r.await.unwrap())).or_default() += 1;
+    }
+    assert_eq!(statuses, [(200, 66), (503, 4)].into(), "{statuses:?}");
+    // The application connector was never involved.
+    assert_eq!(server.rejected()[0], 0);
+    server.shutdown().await;
+}

@@ -240,6 +240,12 @@ impl Server {
             shared.max_queued_requests,
             shared.shutdown_grace_period,
         );
+        // `adminMaxThreads` admin requests run at once (only the default server has admin
+        // connectors; the simple server's admin routes share its one connector's limits).
+        let admin_max_threads = match server {
+            ServerFactory::Default(f) => f.admin_max_threads,
+            ServerFactory::Simple(_) => 0,
+        };
         let gate_settings = GateSettings::of(&shared);
         let request_log = RequestLog::start(shared.request_log, app_name)?;
         if let Some(log) = &request_log {
@@ -336,7 +342,7 @@ impl Server {
                 addr,
             });
             let overload = match plan.role {
-                "admin" => Overload::new(64, 64),
+                "admin" => Overload::new(admin_max_threads, ADMIN_MAX_QUEUED),
                 _ => Overload::new(max_threads, max_queued),
             };
             overloads.push(overload.clone());
@@ -458,6 +464,11 @@ fn register_connector(
     })?;
     Ok(())
 }
+
+/// Admin requests that may wait for one of the `adminMaxThreads` slots before the admin side
+/// answers 503: enough for a burst of scrapers and load-balancer checks, bounded so that a hung
+/// health check cannot pile up connections without end.
+const ADMIN_MAX_QUEUED: usize = 64;
 
 type AdminJob = (
     std::io::Result<std::net::TcpListener>,
