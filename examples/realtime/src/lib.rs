@@ -42,7 +42,14 @@ pub struct Feed {
     last_tick: std::sync::Mutex<Instant>,
     interval: Duration,
     events: AtomicU64,
+    /// The ticks so far, for long polls (`GET /realtime/quotes/{symbol}/next`) to wait on.
+    ticked: tokio::sync::watch::Sender<u64>,
 }
+
+/// How long `GET /realtime/quotes/{symbol}/next` waits for the next price move before it
+/// answers 204 No Content (the client asks again): shorter than the usual proxy and client
+/// timeouts of 60 s, so that a quiet feed never looks like a broken server.
+pub const LONG_POLL: Duration = Duration::from_secs(30);
 
 fn epoch_ms() -> u64 {
     std::time::SystemTime::now()
@@ -77,6 +84,7 @@ impl Feed {
             last_tick: std::sync::Mutex::new(Instant::now()),
             interval,
             events: AtomicU64::new(0),
+            ticked: tokio::sync::watch::Sender::new(0),
         })
     }
 
@@ -100,6 +108,7 @@ impl Feed {
             if let Ok(mut t) = self.last_tick.lock() {
                 *t = Instant::now();
             }
+            self.ticked.send_replace(n + 1);
             tracing::trace!(target: "realtime::feed", tick = n, "prices moved");
         }
     }
@@ -146,6 +155,28 @@ async fn quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -> Res
             tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "unknown symbol");
             error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"))
         }
+    }
+}
+
+/// A long poll: the quote as soon as prices next move, or 204 after [`LONG_POLL`] (while an
+/// operator has paused the feed, for instance). What a dashboard uses instead of polling
+/// `GET /realtime/quotes/{symbol}` in a loop.
+async fn next_quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -> Response {
+    let symbol = symbol.to_ascii_uppercase();
+    // Subscribed before the symbol is looked up, so that a tick in between is not missed.
+    let mut ticked = feed.ticked.subscribe();
+    if !feed.quotes.read().await.contains_key(&symbol) {
+        tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "unknown symbol");
+        return error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"));
+    }
+    tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "next quote awaited");
+    match tokio::time::timeout(LONG_POLL, ticked.changed()).await {
+        Ok(Ok(())) => match feed.quotes.read().await.get(&symbol) {
+            Some(q) => Json(q.clone()).into_response(),
+            None => error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}")),
+        },
+        // No move within the long poll (or the feed is gone): nothing new to say.
+        _ => StatusCode::NO_CONTENT.into_response(),
     }
 }
 
@@ -210,12 +241,16 @@ async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
 
 /// The service's routes, each a template and its handlers: for ferrowizard's
 /// `Environment::route`, which times each under its template, or for [`router`].
-pub fn routes(feed: &Arc<Feed>) -> [(&'static str, MethodRouter); 3] {
+pub fn routes(feed: &Arc<Feed>) -> [(&'static str, MethodRouter); 4] {
     [
         ("/realtime/quotes", get(quotes).with_state(feed.clone())),
         (
             "/realtime/quotes/{symbol}",
             get(quote).with_state(feed.clone()),
+        ),
+        (
+            "/realtime/quotes/{symbol}/next",
+            get(next_quote).with_state(feed.clone()),
         ),
         ("/realtime/events", post(event).with_state(feed.clone())),
     ]

@@ -59,12 +59,7 @@ pub fn start_with_env(config: &Path, env: &[(&str, &str)]) -> Service {
 }
 
 pub fn sigterm(child: &Child) {
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    signal(child, "TERM");
 }
 
 /// Writes `body` as `config.yaml` in `dir`, with `DIR` replaced by the directory.
@@ -86,6 +81,8 @@ pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// The body's length in bytes as sent (de-chunked, still compressed if it was).
+    pub length: usize,
 }
 
 impl Response {
@@ -168,6 +165,7 @@ pub fn request(
     Ok(Response {
         status,
         headers,
+        length: body.len(),
         body: String::from_utf8_lossy(&body).into_owned(),
     })
 }
@@ -175,4 +173,66 @@ pub fn request(
 /// A GET on a kept-alive connection; returns the status.
 pub fn get(stream: &mut BufReader<TcpStream>, path: &str) -> std::io::Result<u16> {
     request(stream, "GET", path, &[], b"").map(|r| r.status)
+}
+
+/// Sends raw bytes on a new connection and returns whatever comes back until the server
+/// closes it or 5 s pass. Write errors are ignored: a server that refuses a request early
+/// (431, 400) may close before the client has sent it all, and its answer is what counts.
+pub fn raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = s.write_all(request);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The status code of a raw response (0 when there is none).
+pub fn status_of(response: &str) -> u16 {
+    response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Sends `signal` (`TERM`, `INT`) to `child`.
+pub fn signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// Runs `realtime server CONFIG` expecting it to fail at startup: its exit status and
+/// stderr. Killed (and the test failed) if it is still running after 20 s.
+pub fn fail_to_start(config: &Path) -> (std::process::ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_realtime"))
+        .arg("server")
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn realtime");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("realtime server started with {}", config.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    (status, stderr)
 }
