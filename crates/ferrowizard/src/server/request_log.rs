@@ -391,7 +391,9 @@ fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, z
     out.push_str(itoa::Buffer::new().format(elapsed));
 }
 
-/// DropWizard's access-json fields.
+/// DropWizard's access-json line with its default `includes`, under the keys DropWizard
+/// writes them with: `timestamp` (epoch ms), `remoteAddress`, `requestTime` (ms), `uri`,
+/// `status`, `method`, `protocol`, `contentLength`, `userAgent` (when the client sent one).
 fn json(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
     use std::fmt::Write;
     let quote = |out: &mut Text, s: &str| {
@@ -419,11 +421,14 @@ fn json(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
             .map(|a| a.ip().to_string())
             .unwrap_or_else(|| "-".into()),
     );
-    let _ = write!(out, ",\"requestTime\":{elapsed},\"requestUri\":");
-    quote(out, e.target());
+    // DropWizard's keys for its default attributes: `uri` is the path without the query
+    // (the servlet's request URI), `status` the status code.
+    let _ = write!(out, ",\"requestTime\":{elapsed},\"uri\":");
+    let target = e.target();
+    quote(out, target.split_once('?').map_or(target, |(path, _)| path));
     let _ = write!(
         out,
-        ",\"statusCode\":{status},\"method\":\"{}\",\"protocol\":\"{}\",\"contentLength\":{bytes}",
+        ",\"status\":{status},\"method\":\"{}\",\"protocol\":\"{}\",\"contentLength\":{bytes}",
         e.method,
         version(e.version)
     );
