@@ -76,6 +76,14 @@ fn routes(gate: Arc<Semaphore>) -> Router {
         .route("/big", get(|| async { "x".repeat(4096) }))
         .route("/echo", post(|body: String| async move { body }))
         .route("/panic", get(panics))
+        // A handler that blocks its worker thread, as a careless synchronous call would.
+        .route(
+            "/block",
+            get(|| async {
+                std::thread::sleep(Duration::from_millis(2500));
+                "unblocked\n"
+            }),
+        )
         .route(
             "/slow",
             get(move || {
@@ -700,5 +708,37 @@ async fn admin_max_threads_bounds_the_admin_side_and_the_rest_get_503() {
     assert_eq!(statuses, [(200, 66), (503, 4)].into(), "{statuses:?}");
     // The application connector was never involved.
     assert_eq!(server.rejected()[0], 0);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_side_answers_while_handlers_block_every_application_worker() {
+    let server = with_checks(Vec::new()).await;
+    let (app, admin) = (app_addr(&server), admin_addr(&server));
+    // Four handlers that each block a worker for 2.5 s: both workers are held for ~5 s.
+    let blocked: Vec<_> = (0..4)
+        .map(|_| tokio::task::spawn_blocking(move || get_close(app, "/block")))
+        .collect();
+    let (ping, health) = tokio::task::spawn_blocking(move || {
+        // Not a tokio sleep: with every worker blocked, no one drives this runtime's timers.
+        std::thread::sleep(Duration::from_millis(300));
+        let asked = std::time::Instant::now();
+        let ping = get_close(admin, "/ping");
+        let took = asked.elapsed();
+        ((status(&ping), took), get_close(admin, "/healthcheck"))
+    })
+    .await
+    .unwrap();
+    // The runtime check proves the workers were blocked, while the admin side answered.
+    assert_eq!(body(&health)["runtime"]["healthy"], false, "{health}");
+    assert_eq!(ping.0, 200);
+    assert!(
+        ping.1 < Duration::from_secs(1),
+        "ping answered after {:?}",
+        ping.1
+    );
+    for b in blocked {
+        assert_eq!(status(&b.await.unwrap()), 200);
+    }
     server.shutdown().await;
 }
