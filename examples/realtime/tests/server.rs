@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{connect, get, sigterm, start, write_config};
+use common::{connect, get, sigterm, start, start_with, write_config};
 
 fn config(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("config.yaml");
@@ -24,31 +24,20 @@ fn config(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-/// DropWizard's default request-log line.
+/// DropWizard's default request-log line (`%h %l %u [%t] "%r" %s %b "%i{Referer}"
+/// "%i{User-Agent}" %D`), e.g. `127.0.0.1 - - [30/Nov/2026:11:06:40 +0000] "GET /x HTTP/1.1"
+/// 200 81 "-" "ua" 0`, as this test's client sends it.
 fn is_combined(line: &str) -> bool {
-    // 127.0.0.1 - - [30/Nov/2026:11:06:40 +0000] "GET /x HTTP/1.1" 200 81 "-" "ua" 0
-    let parts: Vec<&str> = line.splitn(2, " - - [").collect();
-    let [ip, rest] = parts.as_slice() else {
-        return false;
-    };
-    let Some((stamp, rest)) = rest.split_once("] \"") else {
-        return false;
-    };
-    let Some((request, rest)) = rest.split_once("\" ") else {
-        return false;
-    };
-    let fields: Vec<&str> = rest.splitn(3, ' ').collect();
-    ip.parse::<std::net::IpAddr>().is_ok()
-        && stamp.len() == 26
-        && request.split(' ').count() == 3
-        && fields.len() == 3
-        && fields[0].parse::<u16>().is_ok()
-        && (fields[1] == "-" || fields[1].parse::<u64>().is_ok())
-        && fields[2].starts_with("\"-\" \"realtime-test\" ")
-        && fields[2]
-            .rsplit(' ')
-            .next()
-            .is_some_and(|ms| ms.parse::<u64>().is_ok())
+    static COMBINED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(concat!(
+            r#"^(?P<host>[0-9a-f.:]+) - - \[\d{2}/(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "#,
+            r#""(GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH) /\S* HTTP/1\.1" [1-5]\d{2} (\d+|-) "-" "realtime-test" \d+$"#
+        ))
+        .expect("the pattern")
+    });
+    COMBINED
+        .captures(line)
+        .is_some_and(|c| c["host"].parse::<std::net::IpAddr>().is_ok())
 }
 
 #[test]
@@ -250,4 +239,34 @@ fn an_idle_connection_is_closed_after_idle_timeout() {
     let mut buf = [0u8; 16];
     let read = conn.get_mut().read(&mut buf);
     assert!(matches!(read, Ok(0)), "expected EOF, got {read:?}");
+}
+
+#[test]
+fn the_seed_configs_run_as_written() {
+    // The seed's before (everything at DEBUG to the console) and after, given only free ports.
+    for name in ["before.yaml", "after.yaml"] {
+        let config = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("config")
+            .join(name);
+        let ports = [
+            "--set",
+            "http.port=0",
+            "--set",
+            "http.adminPort=0",
+            "--set",
+            "http.bindHost=127.0.0.1",
+        ];
+        let mut service = start_with(&config, &ports, &[]);
+        let mut conn = connect(service.app);
+        assert_eq!(
+            get(&mut conn, "/realtime/quotes/ACME").unwrap(),
+            200,
+            "{name}"
+        );
+        let mut admin = connect(service.admin);
+        assert_eq!(get(&mut admin, "/healthcheck").unwrap(), 200, "{name}");
+        drop((conn, admin));
+        sigterm(&service.child);
+        assert!(service.child.wait().unwrap().success(), "{name}");
+    }
 }

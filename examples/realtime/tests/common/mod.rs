@@ -25,14 +25,21 @@ impl Drop for Service {
 
 /// Starts `realtime server` with `config` and reads the bound addresses it prints.
 pub fn start(config: &Path) -> Service {
-    start_with_env(config, &[])
+    start_with(config, &[], &[])
 }
 
 /// [`start`] with environment variables set for the child.
 pub fn start_with_env(config: &Path, env: &[(&str, &str)]) -> Service {
+    start_with(config, &[], env)
+}
+
+/// [`start`] with more arguments (`--set k=v`) and environment variables for the child.
+/// Lines the service prints before its addresses (a console appender's) are skipped.
+pub fn start_with(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
     let mut child = Command::new(env!("CARGO_BIN_EXE_realtime"))
         .arg("server")
         .arg(config)
+        .args(args)
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -41,13 +48,17 @@ pub fn start_with_env(config: &Path, env: &[(&str, &str)]) -> Service {
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let mut find = |role: &str| -> SocketAddr {
-        let line = lines.next().expect("a line").expect("utf-8");
+        let said = format!("{role} listening on ");
+        let line = lines
+            .by_ref()
+            .map(|l| l.expect("utf-8"))
+            .find(|l| l.contains(&said))
+            .unwrap_or_else(|| panic!("realtime never said {said:?}"));
         let addr = line
             .rsplit("://")
             .next()
             .unwrap_or_default()
             .replace("0.0.0.0", "127.0.0.1");
-        assert!(line.contains(role), "{line}");
         addr.parse()
             .unwrap_or_else(|_| panic!("an address in {line}"))
     };
