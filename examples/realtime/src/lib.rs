@@ -38,11 +38,11 @@ pub struct Feed {
     quotes: RwLock<BTreeMap<String, Quote>>,
     /// Set by an operator (the `feed` admin task): prices stop moving.
     paused: AtomicBool,
-    ticks: AtomicU64,
     last_tick: std::sync::Mutex<Instant>,
     interval: Duration,
     events: AtomicU64,
-    /// The ticks so far, for long polls (`GET /realtime/quotes/{symbol}/next`) to wait on.
+    /// The ticks so far: for the health check, and for long polls
+    /// (`GET /realtime/quotes/{symbol}/next`) to wait on.
     ticked: tokio::sync::watch::Sender<u64>,
 }
 
@@ -80,7 +80,6 @@ impl Feed {
         Arc::new(Feed {
             quotes: RwLock::new(quotes),
             paused: AtomicBool::new(false),
-            ticks: AtomicU64::new(0),
             last_tick: std::sync::Mutex::new(Instant::now()),
             interval,
             events: AtomicU64::new(0),
@@ -96,7 +95,7 @@ impl Feed {
             if self.paused.load(Relaxed) {
                 continue;
             }
-            let n = self.ticks.fetch_add(1, Relaxed);
+            let n = *self.ticked.borrow();
             let mut quotes = self.quotes.write().await;
             for (i, q) in quotes.values_mut().enumerate() {
                 let step = (((n + i as u64) * 2_654_435_761) % 21) as f64 / 100.0 - 0.10;
@@ -132,7 +131,7 @@ impl Feed {
         if age <= self.interval * 10 + Duration::from_millis(500) {
             Ok(Some(format!(
                 "{} ticks, last {} ms ago",
-                self.ticks.load(Relaxed),
+                *self.ticked.borrow(),
                 age.as_millis()
             )))
         } else {
@@ -149,13 +148,20 @@ fn error(status: StatusCode, message: String) -> Response {
 async fn quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -> Response {
     let symbol = symbol.to_ascii_uppercase();
     tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "quote requested");
-    match feed.quotes.read().await.get(&symbol) {
+    current(&feed, &symbol).await
+}
+
+/// `symbol`'s quote as JSON, or 404.
+async fn current(feed: &Feed, symbol: &str) -> Response {
+    match feed.quotes.read().await.get(symbol) {
         Some(q) => Json(q.clone()).into_response(),
-        None => {
-            tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "unknown symbol");
-            error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"))
-        }
+        None => unknown(symbol),
     }
+}
+
+fn unknown(symbol: &str) -> Response {
+    tracing::debug!(target: "realtime::quotes", symbol, "unknown symbol");
+    error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"))
 }
 
 /// A long poll: the quote as soon as prices next move, or 204 after [`LONG_POLL`] (while an
@@ -166,15 +172,11 @@ async fn next_quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -
     // Subscribed before the symbol is looked up, so that a tick in between is not missed.
     let mut ticked = feed.ticked.subscribe();
     if !feed.quotes.read().await.contains_key(&symbol) {
-        tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "unknown symbol");
-        return error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"));
+        return unknown(&symbol);
     }
     tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "next quote awaited");
     match tokio::time::timeout(LONG_POLL, ticked.changed()).await {
-        Ok(Ok(())) => match feed.quotes.read().await.get(&symbol) {
-            Some(q) => Json(q.clone()).into_response(),
-            None => error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}")),
-        },
+        Ok(Ok(())) => current(&feed, &symbol).await,
         // No move within the long poll (or the feed is gone): nothing new to say.
         _ => StatusCode::NO_CONTENT.into_response(),
     }

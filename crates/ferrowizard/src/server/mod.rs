@@ -97,6 +97,8 @@ struct Plan {
     role: &'static str,
     connector: ConnectorFactory,
     default_host: IpAddr,
+    /// Requests running at once, and waiting for a slot, before the rest get 503.
+    admission: (usize, usize),
 }
 
 fn settings(c: &ConnectorFactory) -> (ConnectionSettings, u32, bool) {
@@ -240,12 +242,6 @@ impl Server {
             shared.max_queued_requests,
             shared.shutdown_grace_period,
         );
-        // `adminMaxThreads` admin requests run at once (only the default server has admin
-        // connectors; the simple server's admin routes share its one connector's limits).
-        let admin_max_threads = match server {
-            ServerFactory::Default(f) => f.admin_max_threads,
-            ServerFactory::Simple(_) => 0,
-        };
         let gate_settings = GateSettings::of(&shared);
         let request_log = RequestLog::start(shared.request_log, app_name)?;
         if let Some(log) = &request_log {
@@ -281,6 +277,7 @@ impl Server {
                                 role: "application",
                                 connector: c.clone(),
                                 default_host: all,
+                                admission: (max_threads, max_queued),
                             },
                             app.clone(),
                         )
@@ -292,6 +289,7 @@ impl Server {
                             role: "admin",
                             connector: c.clone(),
                             default_host: loopback,
+                            admission: (f.admin_max_threads, ADMIN_MAX_QUEUED),
                         },
                         admin_r.clone(),
                     )
@@ -307,6 +305,8 @@ impl Server {
                         role: "application",
                         connector: f.connector.clone(),
                         default_host: all,
+                        // The admin routes share the one connector's limits.
+                        admission: (max_threads, max_queued),
                     },
                     router,
                 )]
@@ -341,10 +341,7 @@ impl Server {
                 scheme,
                 addr,
             });
-            let overload = match plan.role {
-                "admin" => Overload::new(admin_max_threads, ADMIN_MAX_QUEUED),
-                _ => Overload::new(max_threads, max_queued),
-            };
+            let overload = Overload::new(plan.admission.0, plan.admission.1);
             overloads.push(overload.clone());
             // `application[0]`, `admin[0]`...: the label of this connector's metrics.
             let n = index.entry(plan.role).or_default();
