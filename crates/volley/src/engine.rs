@@ -312,11 +312,13 @@ impl Limiter {
     /// dropped to zero for good.
     pub fn next(&self) -> Option<Duration> {
         let k = self.issued.fetch_add(1, Relaxed) as f64;
-        let &(start, length, r0, r1, n0) = self
-            .segments
-            .iter()
-            .rev()
-            .find(|s| s.4 <= k && (s.2 > 0.0 || s.3 > 0.0))?;
+        // The last segment that begins at or before the k-th request. Segments that plan no
+        // request begin with the one after them, which is therefore found instead; so a
+        // segment found with no rate is the last, and the rate is zero for good.
+        let &(start, length, r0, r1, n0) = self.segments.iter().rev().find(|s| s.4 <= k)?;
+        if r0 <= 0.0 && r1 <= 0.0 {
+            return None;
+        }
         let within = k - n0;
         let a = if length.is_finite() {
             (r1 - r0) / (2.0 * length)
@@ -521,4 +523,70 @@ pub async fn execute(run: Arc<Run>, simulation: &Simulation) -> bool {
     }
     let all = async { while scenarios.join_next().await.is_some() {} };
     tokio::time::timeout_at(deadline, all).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Limiter;
+
+    fn limiter(yaml: &str) -> Limiter {
+        let steps: Vec<crate::scenario::ThrottleStep> = ferrowizard_config::Loader::new()
+            .load_str("throttle.yaml", yaml)
+            .unwrap();
+        Limiter::new(&steps).unwrap()
+    }
+
+    /// The first `n` offsets, in milliseconds rounded to a microsecond (`None` once the rate
+    /// is zero for good).
+    fn offsets(limiter: &Limiter, n: usize) -> Vec<Option<f64>> {
+        (0..n)
+            .map(|_| {
+                limiter
+                    .next()
+                    .map(|d| (d.as_secs_f64() * 1e6).round() / 1e3)
+            })
+            .collect()
+    }
+
+    /// The k-th request of a throttled run may start when the rate's integral reaches k.
+    ///
+    /// Catches: a limiter counting from 1 (every offset one slot late), a segment lookup
+    /// with `<` where `<=` is meant (the first request of a segment finds none), a ramp's
+    /// quadratic solved wrong, and requests let through at once after a ramp down to zero.
+    #[test]
+    fn the_kth_request_starts_when_the_rates_integral_reaches_k() {
+        // 50 a second for 2 s, and at that rate on: k / 50 s.
+        let l = limiter("- jumpToRps: 50\n- holdFor: 2s\n");
+        let mut expected: Vec<Option<f64>> = (0..102).map(|k| Some(k as f64 * 20.0)).collect();
+        assert_eq!(offsets(&l, 102), expected);
+        // From 0 to 100 a second over 2 s: ∫ = 25 t², so request k at √k / 5 s; then 100 a
+        // second.
+        let l = limiter("- reachRps: 100\n  in: 2s\n");
+        let got = offsets(&l, 102);
+        for (k, want) in [
+            (0, 0.0),
+            (1, 200.0),
+            (4, 400.0),
+            (25, 1000.0),
+            (100, 2000.0),
+            (101, 2010.0),
+        ] {
+            assert_eq!(got[k], Some(want), "request {k}");
+        }
+        assert_eq!(got[99], Some(1989.975));
+        // A silent second, then 10 a second for a second, then down to zero over a second
+        // (5 more requests), and nothing after: the 16th request would be the first at 0/s.
+        let l = limiter("- holdFor: 1s\n- jumpToRps: 10\n- holdFor: 1s\n- reachRps: 0\n  in: 1s\n");
+        expected = (0..10).map(|k| Some(1000.0 + k as f64 * 100.0)).collect();
+        // 10 - 5 t² = k - 10 requests into the ramp: t = 1 - √(1 - (k - 10) / 5).
+        expected.extend(
+            (0..5).map(|j| {
+                Some(2000.0 + ((1.0 - (1.0 - j as f64 / 5.0).sqrt()) * 1e6).round() / 1e3)
+            }),
+        );
+        expected.extend([None, None]);
+        assert_eq!(offsets(&l, 17), expected);
+        // No throttle, no limiter.
+        assert!(Limiter::new(&[]).is_none());
+    }
 }

@@ -303,6 +303,14 @@ fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
     assert!(err.contains("scenario.yaml:9:16: Invalid value at: scenarios[0].steps[1].pause; min 500ms is longer than max 100ms"), "{err}");
 }
 
+/// The figure printed after `prefix` (up to the closing parenthesis) in `stdout`.
+fn actual(stdout: &str, prefix: &str) -> f64 {
+    let (_, rest) = stdout
+        .split_once(prefix)
+        .unwrap_or_else(|| panic!("no {prefix:?} in {stdout}"));
+    rest.split(')').next().unwrap().trim().parse().unwrap()
+}
+
 #[test]
 fn assertions_set_the_exit_code() {
     let _shared = shared();
@@ -321,12 +329,13 @@ fn assertions_set_the_exit_code() {
     let file = scenario(dir.path(), &body(5_000));
     let out = volley(dir.path(), &file).code(0);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    assert!(
-        stdout.contains(
-            "Global: 99th percentile of response time is less than 5000.0 : true (actual : 3"
-        ),
-        "{stdout}"
+    // The slow request takes 300 ms and more: as much more as a loaded machine adds, so
+    // the figure is read, not matched.
+    let p99 = actual(
+        &stdout,
+        "Global: 99th percentile of response time is less than 5000.0 : true (actual : ",
     );
+    assert!((300.0..5000.0).contains(&p99), "{stdout}");
     assert!(
         stdout.contains(
             "missing: percentage of failed events is between 99.0 and 100.0 : true (actual : 100.0)"
@@ -338,10 +347,8 @@ fn assertions_set_the_exit_code() {
     let file = scenario(dir.path(), &body(100));
     let out = volley(dir.path(), &file).code(2);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    assert!(
-        stdout.contains("is less than 100.0 : false (actual : 3"),
-        "{stdout}"
-    );
+    let p99 = actual(&stdout, "is less than 100.0 : false (actual : ");
+    assert!(p99 >= 300.0, "{stdout}");
     assert_eq!(results(dir.path())["assertions"][0]["passed"], false);
 }
 
@@ -413,40 +420,6 @@ fn merging_runs_adds_their_histograms_exactly() {
     assert!(
         String::from_utf8_lossy(&out.get_output().stderr)
             .contains("junk.json is not a volley results.json")
-    );
-}
-
-#[test]
-fn a_stalled_server_shows_in_the_percentiles() {
-    let _alone = alone();
-    // Coordinated omission: a tool that waits for each answer before sending the next sends
-    // almost nothing during a stall and reports a fast p75. An open model keeps arriving on
-    // schedule, and each response time counts from when the request was due.
-    let addr = serve();
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(
-        dir.path(),
-        &format!(
-            "baseUrl: http://{addr}\nscenarios:\n  - name: co\n    injection: [{{constantUsersPerSec: 100, during: 2s}}]\n    steps: [{{request: {{name: r, path: /stalled}}}}]\n"
-        ),
-    );
-    volley(dir.path(), &file).success();
-    let r = results(dir.path());
-    let g = &r["global"]["total"];
-    assert_eq!(g["count"], 200);
-    // About half the requests were due during the 1 s stall and waited up to a second.
-    assert!(g["p75"].as_f64().unwrap() > 200.0, "{g}");
-    assert!(g["max"].as_f64().unwrap() > 800.0, "{g}");
-    assert!(
-        g["p50"].as_f64().unwrap() < g["p75"].as_f64().unwrap(),
-        "{g}"
-    );
-    // The raw service time is kept beside it, never longer than the response time.
-    let service = &r["global"]["serviceTime"];
-    assert_eq!(service["count"], 200);
-    assert!(
-        service["max"].as_f64().unwrap() <= g["max"].as_f64().unwrap(),
-        "{service}"
     );
 }
 
@@ -577,45 +550,11 @@ scenarios:
     assert_eq!(r["errors"]["feeder two.csv is empty"], 1);
 }
 
+/// The throttle's rate is judged on tokio's paused clock (tests/paused.rs) and its limiter
+/// in a table (src/engine.rs); here, a bad step is reported where it is.
 #[test]
-fn the_throttle_limits_the_request_rate() {
-    let _alone = alone();
-    let addr = serve();
+fn a_bad_throttle_step_is_reported_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
-    // Ten users would send thousands of requests in 2 s; the throttle allows 50 a second.
-    let file = scenario(
-        dir.path(),
-        &format!(
-            "baseUrl: http://{addr}\nthrottle: [{{jumpToRps: 50}}, {{holdFor: 2s}}]\nscenarios:\n  - name: t\n    injection: [{{constantConcurrentUsers: 10, during: 2s}}]\n    \
-             steps: [{{request: {{name: r, path: /ok}}}}]\n"
-        ),
-    );
-    volley(dir.path(), &file).success();
-    let n = results(dir.path())["global"]["total"]["count"]
-        .as_u64()
-        .unwrap();
-    assert!((80..=115).contains(&n), "{n} requests at 50/s for 2 s");
-    // A ramp from 0 to 100/s over 2 s: about 100 requests, most of them late in the ramp.
-    let file = scenario(
-        dir.path(),
-        &format!(
-            "baseUrl: http://{addr}\nthrottle: [{{reachRps: 100, in: 2s}}]\nscenarios:\n  - name: t\n    injection: [{{constantConcurrentUsers: 10, during: 2s}}]\n    \
-             steps: [{{request: {{name: r, path: /ok}}}}]\n"
-        ),
-    );
-    volley(dir.path(), &file).success();
-    let r = results(dir.path());
-    let n = r["global"]["total"]["count"].as_u64().unwrap();
-    assert!(
-        (80..=115).contains(&n),
-        "{n} requests over a 0-100/s ramp of 2 s"
-    );
-    let seconds = r["seconds"].as_array().unwrap();
-    assert!(
-        seconds[0]["requests"].as_u64().unwrap() < seconds[1]["requests"].as_u64().unwrap(),
-        "{seconds:?}"
-    );
-    // A bad step is reported where it is.
     let file = scenario(
         dir.path(),
         "baseUrl: http://127.0.0.1:1\nthrottle: [{reachRps: 10}]\nscenarios:\n  - name: t\n    injection: [{atOnceUsers: 1}]\n    steps: [{pause: 1s}]\n",
@@ -627,81 +566,11 @@ fn the_throttle_limits_the_request_rate() {
     );
 }
 
-/// The per-second series' active users, by second.
-fn active_users(r: &serde_json::Value) -> std::collections::BTreeMap<u64, u64> {
-    r["seconds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["second"].as_u64().unwrap(),
-                e["activeUsers"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
+/// A ramp of concurrent users is judged on tokio's paused clock (tests/paused.rs); here,
+/// its mistakes are reported where they are.
 #[test]
-fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
-    let _alone = alone();
-    let addr = serve();
+fn a_bad_concurrent_ramp_is_reported_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
-    let ramp = |from: u32, to: u32| {
-        scenario(
-            dir.path(),
-            &format!(
-                "baseUrl: http://{addr}\nscenarios:\n  - name: ramp\n    injection: [{{rampConcurrentUsers: {from}, to: {to}, during: 4s}}]\n    \
-                 steps: [{{request: {{name: hold, path: /hold}}}}]\n"
-            ),
-        )
-    };
-    // Up from 0 to 4 over 4 s: slot i is busy from i + 0.5 s and runs users of a second
-    // each until 4 s: 4 + 3 + 2 + 1 users.
-    volley(dir.path(), &ramp(0, 4)).success();
-    let up = results(dir.path());
-    // The first slot's fourth user is due at 3.5 s, after three users of a second: on a
-    // loaded machine (CI) the three may take more than half a second longer, and the ramp's
-    // end comes first. A user more than the ramp allows is never right.
-    let ten_or_one_late = |r: &serde_json::Value| {
-        let count = r["global"]["total"]["count"].as_u64();
-        assert!(
-            matches!(count, Some(9 | 10)),
-            "{count:?} users: {}",
-            r["errors"]
-        );
-    };
-    ten_or_one_late(&up);
-    assert_eq!(up["global"]["ko"]["count"], 0, "{}", up["errors"]);
-    let users = active_users(&up);
-    // Each entry's users are counted as the next second's first response arrives (at
-    // k + 1.5 s), when k + 2 slots are busy (k + 1 if the next has not started yet), at most
-    // the 4 of the ramp's end.
-    for second in 1..=3 {
-        let active = users[&second];
-        assert!(
-            ((second + 1).min(4)..=(second + 2).min(4)).contains(&active),
-            "second {second}: {active} users: {users:?}"
-        );
-    }
-    assert!(users[&1] < users[&3], "rising: {users:?}");
-
-    // Down from 4 to 0 over 4 s: slot i stops starting users at 3.5 - i s: again 10 users.
-    volley(dir.path(), &ramp(4, 0)).success();
-    let down = results(dir.path());
-    ten_or_one_late(&down);
-    let users = active_users(&down);
-    // Responses come at 1, 2, 3 and 4 s, from 4, 3, 2 and 1 users.
-    for second in 1..=3 {
-        let (active, expected) = (users[&second], 4 - second);
-        assert!(
-            (expected..=expected + 1).contains(&active),
-            "second {second}: {active} users: {users:?}"
-        );
-    }
-    assert!(users[&1] > users[&3], "falling: {users:?}");
-
-    // Mistakes are reported where they are.
     let file = scenario(
         dir.path(),
         "baseUrl: http://127.0.0.1:1\nscenarios:\n  - name: r\n    injection:\n      - rampConcurrentUsers: 1\n        during: 1s\n      \

@@ -1,0 +1,230 @@
+//! The engine on tokio's paused clock: the tests that judge timing (users per second, the
+//! throttle's rate, a stall's response times) get exact answers, whatever the load on the
+//! machine.
+//!
+//! The target is a real hyper server on a real loopback socket, in the same single-threaded
+//! runtime as the engine. Loopback delivers a write to the peer's socket before `write`
+//! returns, so the runtime is idle only when every task waits on a timer: the clock then
+//! jumps to the next timer, and no virtual time passes on the wire. Every time below is
+//! therefore a sum of the scenario's and the server's own durations.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use volley::stats::Stats;
+
+/// How long `/hold` takes: not a whole second, so that no response of a test below is due
+/// at the same instant as a closed-model slot's start.
+const HOLD: Duration = Duration::from_millis(900);
+
+/// Serves `/ok` (at once), `/hold` (after [`HOLD`]) and `/stalled` (at once, except that
+/// the whole server stalls from 505 ms to 1,505 ms after the first request) on a free port,
+/// on the current runtime.
+async fn serve() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stall = Arc::new(tokio::sync::RwLock::new(()));
+    let first = Arc::new(std::sync::Once::new());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let (stall, first) = (stall.clone(), first.clone());
+            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let (stall, first) = (stall.clone(), first.clone());
+                async move {
+                    match req.uri().path() {
+                        "/hold" => tokio::time::sleep(HOLD).await,
+                        "/stalled" => {
+                            first.call_once(|| {
+                                let stall = stall.clone();
+                                tokio::spawn(async move {
+                                    tokio::time::sleep(Duration::from_millis(505)).await;
+                                    let _paused = stall.write().await;
+                                    tokio::time::sleep(Duration::from_secs(1)).await;
+                                });
+                            });
+                            let _running = stall.read().await;
+                        }
+                        _ => {}
+                    }
+                    Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::from("ok"))))
+                }
+            });
+            tokio::spawn(async move {
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// Runs the scenario `body` (with `BASE` replaced by the server's URL) on a paused clock
+/// against [`serve`], and returns its merged measurements.
+fn run(body: &str) -> Stats {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let addr = serve().await;
+        let yaml = body.replace("BASE", &format!("http://{addr}"));
+        let simulation: volley::scenario::Simulation = ferrowizard_config::Loader::new()
+            .load_str("scenario.yaml", &yaml)
+            .unwrap();
+        let run = volley::engine::prepare(&simulation, std::path::Path::new(".")).unwrap();
+        assert!(
+            volley::engine::execute(run.clone(), &simulation).await,
+            "cut at maxDuration"
+        );
+        run.snapshot()
+    })
+}
+
+/// `(second, responses, active users)` of each entry of the per-second series.
+fn series(stats: &Stats) -> Vec<(u64, u64, u64)> {
+    stats
+        .series
+        .iter()
+        .map(|e| (e.second, e.requests, e.active_users))
+        .collect()
+}
+
+fn millis(micros: u64) -> f64 {
+    micros as f64 / 1000.0
+}
+
+/// Whether `micros` is `expected_ms` to the three significant digits a histogram keeps.
+fn near(micros: u64, expected_ms: f64) -> bool {
+    (millis(micros) - expected_ms).abs() <= expected_ms / 500.0 + 0.001
+}
+
+/// `rampConcurrentUsers` keeps as many users busy as the ramp says, second by second, and
+/// each runs to completion.
+///
+/// Up from 0 to 4 over 4 s: slot i is busy from i + 0.5 s to 4 s, and starts a user of
+/// 0.9 s whenever its last one has finished: 4 + 3 + 2 + 1 users, whose responses come at
+/// 1.4 s; 2.3 and 2.4 s; 3.2, 3.3 and 3.4 s; 4.1 to 4.4 s. An entry's active users are
+/// counted when the next second's first response arrives. Down from 4 to 0: slot i is busy
+/// from 0 to 3.5 - i s; the four first users answer at 0.9 s, then 3, 2 and 1 users.
+///
+/// Catches: a slot that starts one user too many or too few, a ramp's windows off by half a
+/// slot (`i + 0.5` in `slot_window`), users counted active after they finished.
+#[test]
+fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
+    let scenario = |from: u32, to: u32| {
+        format!(
+            "baseUrl: BASE\nscenarios:\n  - name: ramp\n    injection: [{{rampConcurrentUsers: {from}, to: {to}, during: 4s}}]\n    \
+             steps: [{{request: {{name: hold, path: /hold}}}}]\n"
+        )
+    };
+    let up = run(&scenario(0, 4));
+    assert_eq!(up.global.all.len(), 10);
+    assert_eq!(up.global.ko.len(), 0, "{:?}", up.errors);
+    assert_eq!(
+        series(&up),
+        [(1, 1, 2), (2, 2, 3), (3, 3, 4), (4, 4, 0)],
+        "(second, responses, active users)"
+    );
+    // Closed-model users start when due: every response time is the server's 0.9 s.
+    let all = &up.global.all;
+    assert!(
+        near(all.min(), 900.0) && near(all.max(), 900.0),
+        "{} to {} ms",
+        millis(all.min()),
+        millis(all.max())
+    );
+
+    let down = run(&scenario(4, 0));
+    assert_eq!(down.global.all.len(), 10);
+    assert_eq!(
+        series(&down),
+        [(0, 4, 3), (1, 3, 2), (2, 2, 1), (3, 1, 0)],
+        "(second, responses, active users)"
+    );
+}
+
+/// The throttle sends the k-th request of the run k / 50 s after the start at 50 requests a
+/// second, whatever the users would do: ten users that would send thousands send 50 a
+/// second. The users started before the injection's end (2 s) each send their request at
+/// its slot: ten more in the third second.
+///
+/// Catches: a limiter that lets requests through early or late, or counts from 1; a slot
+/// that starts a user at its end (`<` turned `<=` in `slot`'s loop: the response at 2 s
+/// would start an eleventh late user).
+#[test]
+fn the_throttle_sends_requests_at_its_rate() {
+    let stats = run(
+        "baseUrl: BASE\nthrottle: [{jumpToRps: 50}, {holdFor: 2s}]\nscenarios:\n  - name: t\n    \
+         injection: [{constantConcurrentUsers: 10, during: 2s}]\n    steps: [{request: {name: r, path: /ok}}]\n",
+    );
+    assert_eq!(
+        series(&stats)
+            .iter()
+            .map(|&(s, n, _)| (s, n))
+            .collect::<Vec<_>>(),
+        [(0, 50), (1, 50), (2, 10)],
+        "(second, requests)"
+    );
+    // A throttled request is due at its slot: it waited for nothing else.
+    assert_eq!(stats.global.all.max(), stats.global.all.min());
+
+    // A ramp from 0 to 100 a second over 2 s: request k at √k / 5 s, a quarter of the
+    // hundred in the first second.
+    let stats = run(
+        "baseUrl: BASE\nthrottle: [{reachRps: 100, in: 2s}]\nscenarios:\n  - name: t\n    \
+         injection: [{constantConcurrentUsers: 10, during: 2s}]\n    steps: [{request: {name: r, path: /ok}}]\n",
+    );
+    assert_eq!(
+        series(&stats)
+            .iter()
+            .map(|&(s, n, _)| (s, n))
+            .collect::<Vec<_>>(),
+        [(0, 25), (1, 75), (2, 10)],
+        "(second, requests)"
+    );
+}
+
+/// Coordinated omission: an open model keeps arriving on schedule during a stall, and each
+/// response time counts from when its request was due. 100 users a second for 2 s, the
+/// server stalled from 505 to 1,505 ms: the 100 users due at 510 ms to 1,500 ms are answered
+/// at 1,505 ms, after 995 ms down to 5 ms; the other 100 at once.
+///
+/// Catches: response times counted from when the request was sent (a generator that fell
+/// behind would then hide the stall), or a user started late losing its due time.
+#[test]
+fn a_stalled_server_shows_in_the_percentiles() {
+    let stats = run(
+        "baseUrl: BASE\nscenarios:\n  - name: co\n    injection: [{constantUsersPerSec: 100, during: 2s}]\n    \
+         steps: [{request: {name: r, path: /stalled}}]\n",
+    );
+    let all = &stats.global.all;
+    assert_eq!(all.len(), 200);
+    // HDR histograms keep three significant digits.
+    let near = |value: u64, expected_ms: f64| {
+        (millis(value) - expected_ms).abs() <= expected_ms / 500.0 + 0.001
+    };
+    assert!(near(all.max(), 995.0), "max {}", millis(all.max()));
+    assert!(
+        near(all.value_at_quantile(0.75), 495.0),
+        "p75 {}",
+        millis(all.value_at_quantile(0.75))
+    );
+    assert!(
+        near(all.value_at_quantile(0.5), 0.0),
+        "p50 {}",
+        millis(all.value_at_quantile(0.5))
+    );
+    // The service time starts at the send: during the stall it is the response time, as
+    // every request was sent when due.
+    assert_eq!(stats.global.service.max(), all.max());
+}
