@@ -156,6 +156,15 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             logging: Some(guard.logging().clone()),
             runtime: tokio::runtime::Handle::current(),
         };
+        // The handlers are in place before the addresses are printed: a SIGTERM sent as soon
+        // as the service says it listens stops it in order, never by the default action.
+        let mut signals = match Signals::install() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{}: cannot handle signals: {e}", app.name());
+                return ExitCode::FAILURE;
+            }
+        };
         let server = match Server::start(
             config.server(),
             routes,
@@ -181,7 +190,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             );
         }
         tracing::info!(target: "ferrowizard::server", "started {}", app.name());
-        let signal = wait_for_signal().await;
+        let signal = signals.recv().await;
         tracing::info!(target: "ferrowizard::server", signal, "shutting down");
         let left = server.shutdown().await;
         println!(
@@ -216,17 +225,27 @@ fn register_metrics(
     Ok(())
 }
 
-async fn wait_for_signal() -> &'static str {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return "SIGINT";
+/// SIGTERM and SIGINT, handled from when this is installed.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// The name of the first signal to come.
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
         }
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = tokio::signal::ctrl_c() => "SIGINT",
     }
 }
 

@@ -32,6 +32,7 @@ fn server(max_threads: usize, max_queued: usize, app: Vec<ConnectorFactory>) -> 
         application_connectors: app,
         admin_connectors: vec![ConnectorFactory::Http(HttpConnectorFactory {
             port: 0,
+            bind_host: Some("127.0.0.1".into()),
             ..Default::default()
         })],
         ..Default::default()

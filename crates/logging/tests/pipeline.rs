@@ -277,6 +277,15 @@ fn thread_name() -> String {
     std::thread::current().name().unwrap_or("main").to_owned()
 }
 
+/// A level change is seen at once by threads that have logged before it (long-lived ones,
+/// whose call sites' interest is already cached), and a timed change reverts by itself.
+///
+/// The timed level lasts 60 s while the threads log under it, so that no slowness of the
+/// machine ends it early; a second timed change of 300 ms replaces it, and the test waits
+/// for that one to revert.
+///
+/// Catches: a change that does not rebuild the call sites' interest (the long-lived threads
+/// keep the old level), and a revert that never comes.
 #[test]
 fn level_changes_are_seen_by_every_thread_and_revert() {
     let dir = tempfile::tempdir().unwrap();
@@ -286,53 +295,90 @@ fn level_changes_are_seen_by_every_thread_and_revert() {
         ..Default::default()
     };
     let (logging, dispatch) = start(&factory);
-    let emit = |dispatch: &Dispatch, tag: &'static str| {
-        let handles: Vec<_> = (0..4)
-            .map(|t| {
-                let d = dispatch.clone();
-                std::thread::spawn(move || {
-                    tracing::dispatcher::with_default(
-                        &d,
-                        || tracing::debug!(target: "pipeline::levels", t, tag),
-                    )
+    // Four threads for the whole test, each logging once per phase at DEBUG.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let workers: Vec<(
+        std::sync::mpsc::Sender<&'static str>,
+        std::thread::JoinHandle<()>,
+    )> = (0..4)
+        .map(|t| {
+            let (tx, rx) = std::sync::mpsc::channel::<&'static str>();
+            let (d, done) = (dispatch.clone(), done_tx.clone());
+            let handle = std::thread::spawn(move || {
+                tracing::dispatcher::with_default(&d, || {
+                    for tag in rx {
+                        tracing::debug!(target: "pipeline::levels", t, tag);
+                        done.send(()).unwrap();
+                    }
                 })
-            })
-            .collect();
-        handles.into_iter().for_each(|h| h.join().unwrap());
+            });
+            (tx, handle)
+        })
+        .collect();
+    let emit = |tag: &'static str| {
+        for (tx, _) in &workers {
+            tx.send(tag).unwrap();
+        }
+        for _ in &workers {
+            done_rx.recv().unwrap();
+        }
     };
-    emit(&dispatch, "before");
-    let reply = logging
-        .levels()
-        .set("pipeline::levels", Some(ConfigLevel::Debug), None)
-        .unwrap();
+    // Changes are made where the dispatcher is the default, as the admin task's are where
+    // it is installed globally: with a single dispatcher, tracing-core rebuilds the call
+    // sites' interest with the calling thread's default.
+    emit("before");
+    let reply = tracing::dispatcher::with_default(&dispatch, || {
+        logging
+            .levels()
+            .set("pipeline::levels", Some(ConfigLevel::Debug), None)
+            .unwrap()
+    });
     assert_eq!(
         reply,
         "Configured logging level for pipeline::levels to DEBUG"
     );
-    emit(&dispatch, "during");
-    let reply = logging
-        .levels()
-        .set("pipeline::levels", None, None)
-        .unwrap();
+    emit("during");
+    let reply = tracing::dispatcher::with_default(&dispatch, || {
+        logging
+            .levels()
+            .set("pipeline::levels", None, None)
+            .unwrap()
+    });
     assert_eq!(
         reply,
         "Configured logging level for pipeline::levels to the configured level"
     );
-    emit(&dispatch, "after");
-    let reply = logging
-        .levels()
-        .set(
-            "pipeline::levels",
-            Some(ConfigLevel::Trace),
-            Some(Duration::from_millis(300)),
-        )
-        .unwrap();
+    emit("after");
+    let reply = tracing::dispatcher::with_default(&dispatch, || {
+        logging
+            .levels()
+            .set(
+                "pipeline::levels",
+                Some(ConfigLevel::Trace),
+                Some(Duration::from_secs(60)),
+            )
+            .unwrap()
+    });
+    assert_eq!(
+        reply,
+        "Configured logging level for pipeline::levels to TRACE for 60000 milliseconds"
+    );
+    emit("timed");
+    let reply = tracing::dispatcher::with_default(&dispatch, || {
+        logging
+            .levels()
+            .set(
+                "pipeline::levels",
+                Some(ConfigLevel::Trace),
+                Some(Duration::from_millis(300)),
+            )
+            .unwrap()
+    });
     assert_eq!(
         reply,
         "Configured logging level for pipeline::levels to TRACE for 300 milliseconds"
     );
-    emit(&dispatch, "timed");
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while logging
         .levels()
         .effective()
@@ -342,7 +388,11 @@ fn level_changes_are_seen_by_every_thread_and_revert() {
         assert!(Instant::now() < deadline, "the timed level did not revert");
         std::thread::sleep(Duration::from_millis(20));
     }
-    emit(&dispatch, "reverted");
+    emit("reverted");
+    for (tx, handle) in workers {
+        drop(tx);
+        handle.join().unwrap();
+    }
     logging.shutdown(Duration::from_secs(5));
     let text = std::fs::read_to_string(&path).unwrap();
     let count = |tag: &str| {

@@ -180,6 +180,15 @@ fn run(
             path.parent().unwrap_or(std::path::Path::new(".")),
         )
         .map_err(anyhow::Error::msg)?;
+        // Ctrl-C is handled from before the start is announced: an interrupt sent as soon as
+        // the line is read writes the results, never ends the process by the default action.
+        let mut interrupt =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        println!(
+            "Simulation {} started...",
+            path.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        std::io::stdout().flush()?;
         let interval = simulation
             .console_interval
             .get()
@@ -200,7 +209,7 @@ fn run(
         // Ctrl-C stops the injection; what ran is still summarized and written.
         let (finished, interrupted) = tokio::select! {
             finished = engine::execute(run.clone(), &simulation) => (finished, false),
-            _ = tokio::signal::ctrl_c() => {
+            _ = interrupt.recv() => {
                 eprintln!("volley: interrupted; writing the results of what ran");
                 (false, true)
             }

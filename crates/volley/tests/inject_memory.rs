@@ -33,7 +33,10 @@ fn finished_users_are_forgotten_as_the_run_goes() {
     let after = dhat::HeapStats::get();
     assert!(finished, "cut at maxDuration");
     let users = &run.users[0];
-    assert_eq!(users.done.load(std::sync::atomic::Ordering::Relaxed), 30_000);
+    assert_eq!(
+        users.done.load(std::sync::atomic::Ordering::Relaxed),
+        30_000
+    );
     // The most the heap held during the run, over what it held before: ten users' tasks
     // and the timers' slabs are tens of kilobytes.
     let peak = after.max_bytes.saturating_sub(before.curr_bytes);

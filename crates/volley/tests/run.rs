@@ -434,7 +434,7 @@ fn ctrl_c_still_writes_the_results_of_what_ran() {
             "baseUrl: http://{addr}\nscenarios:\n  - name: long\n    injection: [{{constantConcurrentUsers: 4, during: 1h}}]\n    steps: [{{request: {{name: r, path: /ok}}}}, {{pause: 20ms}}]\n"
         ),
     );
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
         .arg("run")
         .arg(&file)
         .arg("--out")
@@ -442,20 +442,26 @@ fn ctrl_c_still_writes_the_results_of_what_ran() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let status = std::process::Command::new("kill")
-        .arg("-INT")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Interrupted once it has said that it started (its handler is in place by then), and
+    // has run a while: however slow the machine, some requests are done.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert_eq!(first, "Simulation scenario started...\n");
+    std::thread::sleep(Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut stdout, &mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let stdout = String::from_utf8_lossy(&rest);
     assert!(stdout.contains("---- Global Information"), "{stdout}");
     let r = results(dir.path());
     assert!(
-        r["global"]["total"]["count"].as_u64().unwrap() > 10,
+        r["global"]["total"]["count"].as_u64().unwrap() > 0,
         "{}",
         r["global"]
     );

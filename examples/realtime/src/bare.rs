@@ -35,7 +35,10 @@ pub fn serve(port: u16, naive: bool) -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let feed = crate::Feed::new(&crate::default_symbols(), std::time::Duration::from_millis(100));
+        let feed = crate::Feed::new(
+            &crate::default_symbols(),
+            std::time::Duration::from_millis(100),
+        );
         tokio::spawn(feed.clone().run());
         let mut app = crate::router(&feed);
         if naive {
@@ -48,17 +51,32 @@ pub fn serve(port: u16, naive: bool) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        // Handled before the address is printed: a SIGTERM sent as soon as it is read stops
+        // the server gracefully, never by the default action.
+        use tokio::signal::unix::{SignalKind, signal};
+        let (mut term, mut int) = match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(term), Ok(int)) => (term, int),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("realtime-bare: cannot handle signals: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         if let Ok(addr) = listener.local_addr() {
             println!("realtime-bare: application listening on http://{addr}");
         }
-        let shutdown = async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let shutdown = async move {
             tokio::select! {
-                _ = async { if let Some(t) = term.as_mut() { t.recv().await; } else { std::future::pending::<()>().await } } => {},
-                _ = tokio::signal::ctrl_c() => {},
+                _ = term.recv() => {},
+                _ = int.recv() => {},
             }
         };
-        match axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+        match axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("realtime-bare: {e}");

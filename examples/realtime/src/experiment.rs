@@ -98,7 +98,7 @@ fn settings(dir: &Path) -> Vec<Setting> {
     let _ = std::fs::write(
         &production,
         format!(
-            "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  adminConnectors: [{{type: http, port: 0}}]\n  \
+            "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
              requestLog:\n    appenders:\n      - type: file\n        currentLogFilename: {d}/production-requests.log\n        \
              archivedLogFilenamePattern: {d}/production-requests-%d-%i.log.gz\n        maxFileSize: 100MiB\n\
              logging:\n  level: INFO\n  appenders:\n    - type: file\n      currentLogFilename: {d}/production-app.log\n      \
@@ -407,17 +407,45 @@ fn run_one(
         Ok::<_, String>((run.snapshot(), run.started.elapsed()))
     })?;
     print!("{}", volley::console::summary(&stats, elapsed, (800, 1200)));
-    // Stop the service as an operator would, and let it write its logs.
-    let _ = Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status();
-    let _ = child.wait();
+    stop(&mut child, setting.name)?;
     Ok(Round {
         results: volley::results::Results::new(&stats, String::new(), elapsed, false, Vec::new()),
         lines: count_lines(&setting.logs),
         dropped: dropped(&dir.join(format!("{}.stderr", setting.name))),
     })
+}
+
+/// How long a service may take to write its logs and exit after SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Stops the service as an operator would (SIGTERM) and waits for it to write its logs and
+/// exit. One that fails, or is still running after [`STOP_GRACE`] (then killed), is an
+/// error: its logs and counts would not be whole.
+fn stop(child: &mut Child, name: &str) -> Result<(), String> {
+    use nix::sys::signal::{Signal, kill};
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    if let Err(e) = kill(pid, Signal::SIGTERM) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("{name}: cannot send SIGTERM ({e}); killed"));
+    }
+    let deadline = Instant::now() + STOP_GRACE;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("{name} {status} after SIGTERM")),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{name} was still running {} s after SIGTERM; killed",
+                    STOP_GRACE.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("{name}: cannot wait for it to exit: {e}")),
+        }
+    }
 }
 
 /// A config's rounds together: histograms merged exactly, the series one round after the

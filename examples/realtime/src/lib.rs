@@ -40,15 +40,17 @@ pub struct Feed {
     paused: AtomicBool,
     last_tick: std::sync::Mutex<Instant>,
     interval: Duration,
+    /// How long a long poll waits for the next move before it answers 204.
+    long_poll: Duration,
     events: AtomicU64,
     /// The ticks so far: for the health check, and for long polls
     /// (`GET /realtime/quotes/{symbol}/next`) to wait on.
     ticked: tokio::sync::watch::Sender<u64>,
 }
 
-/// How long `GET /realtime/quotes/{symbol}/next` waits for the next price move before it
-/// answers 204 No Content (the client asks again): shorter than the usual proxy and client
-/// timeouts of 60 s, so that a quiet feed never looks like a broken server.
+/// How long `GET /realtime/quotes/{symbol}/next` waits by default for the next price move
+/// before it answers 204 No Content (the client asks again): shorter than the usual proxy
+/// and client timeouts of 60 s, so that a quiet feed never looks like a broken server.
 pub const LONG_POLL: Duration = Duration::from_secs(30);
 
 fn epoch_ms() -> u64 {
@@ -58,8 +60,26 @@ fn epoch_ms() -> u64 {
 }
 
 impl Feed {
-    /// A feed for `symbols`, moving every `interval`.
+    /// A feed for `symbols`, moving every `interval`, whose long polls wait [`LONG_POLL`].
     pub fn new(symbols: &[String], interval: Duration) -> Arc<Feed> {
+        Feed::with_long_poll(symbols, interval, LONG_POLL)
+    }
+
+    /// A feed for `symbols`, moving every `interval`, whose long polls wait `long_poll`.
+    ///
+    /// ```
+    /// let feed = realtime::Feed::with_long_poll(
+    ///     &["ACME".to_owned()],
+    ///     std::time::Duration::from_millis(100),
+    ///     std::time::Duration::from_secs(5),
+    /// );
+    /// assert!(feed.healthy().is_ok());
+    /// ```
+    pub fn with_long_poll(
+        symbols: &[String],
+        interval: Duration,
+        long_poll: Duration,
+    ) -> Arc<Feed> {
         let quotes = symbols
             .iter()
             .enumerate()
@@ -82,6 +102,7 @@ impl Feed {
             paused: AtomicBool::new(false),
             last_tick: std::sync::Mutex::new(Instant::now()),
             interval,
+            long_poll,
             events: AtomicU64::new(0),
             ticked: tokio::sync::watch::Sender::new(0),
         })
@@ -164,7 +185,7 @@ fn unknown(symbol: &str) -> Response {
     error(StatusCode::NOT_FOUND, format!("unknown symbol {symbol}"))
 }
 
-/// A long poll: the quote as soon as prices next move, or 204 after [`LONG_POLL`] (while an
+/// A long poll: the quote as soon as prices next move, or 204 after the feed's long poll (while an
 /// operator has paused the feed, for instance). What a dashboard uses instead of polling
 /// `GET /realtime/quotes/{symbol}` in a loop.
 async fn next_quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -> Response {
@@ -175,7 +196,7 @@ async fn next_quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -
         return unknown(&symbol);
     }
     tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "next quote awaited");
-    match tokio::time::timeout(LONG_POLL, ticked.changed()).await {
+    match tokio::time::timeout(feed.long_poll, ticked.changed()).await {
         Ok(Ok(())) => current(&feed, &symbol).await,
         // No move within the long poll (or the feed is gone): nothing new to say.
         _ => StatusCode::NO_CONTENT.into_response(),

@@ -23,6 +23,9 @@ ferrowizard::__private::section! {
         symbols: Vec<String> = realtime::default_symbols(),
         /// How often prices move.
         tick_interval: Duration = Duration::milliseconds(100),
+        /// How long `GET /realtime/quotes/{symbol}/next` waits for the next move before it
+        /// answers 204.
+        long_poll: Duration = Duration::seconds(30),
     }
 }
 
@@ -51,7 +54,7 @@ impl Application for Realtime {
             .tick_interval
             .get()
             .max(std::time::Duration::from_millis(1));
-        let feed = Feed::new(&symbols, interval);
+        let feed = Feed::with_long_poll(&symbols, interval, config.quotes.long_poll.get());
         tokio::spawn(feed.clone().run());
         let check = feed.clone();
         let task = feed.clone();

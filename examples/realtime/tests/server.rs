@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{connect, get, sigterm, start, start_with, write_config};
+use common::{connect, get, sigterm, start, start_with, wait_exit, write_config};
 
 fn config(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("config.yaml");
     let text = format!(
-        "server:\n  applicationConnectors:\n    - type: http\n      port: 0\n  adminConnectors:\n    - type: http\n      port: 0\n  \
+        "server:\n  applicationConnectors:\n    - type: http\n      port: 0\n      bindHost: 127.0.0.1\n  adminConnectors:\n    - type: http\n      port: 0\n      bindHost: 127.0.0.1\n  \
          requestLog:\n    appenders:\n      - type: file\n        currentLogFilename: {}/requests.log\n        archive: false\n\
          logging:\n  level: INFO\n  appenders:\n    - type: file\n      currentLogFilename: {}/app.log\n      archive: false\n",
         dir.display(),
@@ -65,7 +65,7 @@ fn a_hundred_requests_give_a_hundred_request_log_lines() {
     drop(admin);
     sigterm(&service.child);
     let mut service = service;
-    let status = service.child.wait().unwrap();
+    let status = wait_exit(&mut service.child);
     assert!(status.success(), "{status:?}");
     let log = std::fs::read_to_string(dir.path().join("requests.log")).unwrap();
     let app_lines: Vec<&str> = log.lines().filter(|l| l.contains("/realtime/")).collect();
@@ -110,7 +110,7 @@ fn sigterm_under_load_loses_no_request_log_line() {
         .collect();
     std::thread::sleep(Duration::from_secs(2));
     sigterm(&service.child);
-    let status = service.child.wait().unwrap();
+    let status = wait_exit(&mut service.child);
     stop.store(true, Ordering::Relaxed);
     for c in clients {
         c.join().unwrap();
@@ -138,7 +138,7 @@ fn run_and_stop(config: &Path, requests: &[&str]) {
     get(&mut admin, "/healthcheck").unwrap();
     drop((conn, admin));
     sigterm(&service.child);
-    assert!(service.child.wait().unwrap().success());
+    assert!(wait_exit(&mut service.child).success());
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn excluded_paths_and_the_access_json_layout() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(
         dir.path(),
-        "server:\n  applicationConnectors: [{type: http, port: 0}]\n  adminConnectors: [{type: http, port: 0}]\n  \
+        "server:\n  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  \
          requestLog:\n    excludedPaths: [/healthcheck, /realtime/quotes/NOPE*]\n    appenders:\n      - type: file\n        \
          currentLogFilename: DIR/requests.json\n        archive: false\n        layout: {type: access-json}\n\
          logging:\n  appenders: []\n",
@@ -181,7 +181,7 @@ fn org_eclipse_jetty_warn_quiets_the_servers_debug_chatter() {
     let dir = tempfile::tempdir().unwrap();
     let chatty = |quiet: bool| {
         format!(
-            "server:\n  applicationConnectors: [{{type: http, port: 0}}]\n  adminConnectors: [{{type: http, port: 0}}]\n  \
+            "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
              requestLog: {{appenders: []}}\nlogging:\n  level: DEBUG\n  loggers: {{{}}}\n  appenders:\n    - type: file\n      \
              currentLogFilename: DIR/app.log\n      archive: false\n      discardingThreshold: 0\n",
             if quiet { "org.eclipse.jetty: WARN" } else { "" }
@@ -228,7 +228,7 @@ fn an_idle_connection_is_closed_after_idle_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(
         dir.path(),
-        "server:\n  applicationConnectors: [{type: http, port: 0, idleTimeout: 500ms}]\n  adminConnectors: [{type: http, port: 0}]\n  \
+        "server:\n  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1, idleTimeout: 500ms}]\n  adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  \
          requestLog: {appenders: []}\nlogging:\n  appenders: []\n",
     );
     let service = start(&config);
@@ -267,6 +267,6 @@ fn the_seed_configs_run_as_written() {
         assert_eq!(get(&mut admin, "/healthcheck").unwrap(), 200, "{name}");
         drop((conn, admin));
         sigterm(&service.child);
-        assert!(service.child.wait().unwrap().success(), "{name}");
+        assert!(wait_exit(&mut service.child).success(), "{name}");
     }
 }

@@ -209,12 +209,31 @@ pub fn status_of(response: &str) -> u16 {
 
 /// Sends `signal` (`TERM`, `INT`) to `child`.
 pub fn signal(child: &Child, signal: &str) {
-    let status = Command::new("kill")
-        .arg(format!("-{signal}"))
-        .arg(child.id().to_string())
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    use nix::sys::signal::Signal;
+    let signal = match signal {
+        "TERM" => Signal::SIGTERM,
+        "INT" => Signal::SIGINT,
+        other => panic!("no signal {other}"),
+    };
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal)
+        .expect("send a signal");
+}
+
+/// Waits up to 30 s for `child` to exit (after a signal); kills it and fails the test if it
+/// does not.
+pub fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("realtime did not exit within 30 s of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Runs `realtime server CONFIG` expecting it to fail at startup: its exit status and
