@@ -573,4 +573,216 @@ mod tests {
         assert_eq!(stamp(before), "31/Dec/1969:23:59:59 +0000");
         assert_eq!(stamp(SystemTime::UNIX_EPOCH), "01/Jan/1970:00:00:00 +0000");
     }
+
+    /// The bytes an appender's writer thread wrote: the request log's lines.
+    struct Capture(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl ferrowizard_logging::sink::Sink for Capture {
+        fn write(&mut self, batch: &[u8], _: &[usize]) -> std::io::Result<()> {
+            self.0.lock().unwrap().extend_from_slice(batch);
+            Ok(())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "a test capture".into()
+        }
+    }
+
+    /// 2026-03-14 15:09:26.535897 UTC: when the request arrived.
+    fn arrived() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::new(1_773_500_966, 535_897_000)
+    }
+
+    /// A User-Agent with what a quoted field must not take as it is: `"`, `\` and a tab.
+    const USER_AGENT: &str = "Mozilla/5.0 (X11; \"quoted\") back\\slash\ttab";
+
+    /// A request as it reaches the gate: from 203.0.113.7:54321, a referer and a user agent
+    /// with quotes in them.
+    fn full_request() -> http::Request<()> {
+        http::Request::builder()
+            .method(http::Method::GET)
+            .uri("/quotes/ACME?window=5m")
+            .version(http::Version::HTTP_11)
+            .header(
+                http::header::REFERER,
+                "https://example.com/search?q=\"acme\"",
+            )
+            .header(http::header::USER_AGENT, USER_AGENT)
+            .extension(axum::extract::ConnectInfo(SocketAddr::from((
+                [203, 0, 113, 7],
+                54321,
+            ))))
+            .body(())
+            .unwrap()
+    }
+
+    /// A request with nothing optional: no client address known, no referer, no user agent.
+    fn bare_request() -> http::Request<()> {
+        http::Request::builder()
+            .method(http::Method::HEAD)
+            .uri("/")
+            .version(http::Version::HTTP_10)
+            .body(())
+            .unwrap()
+    }
+
+    static BODY: [u8; 5120] = [b'x'; 5120];
+
+    /// Logs `request` the way the gate does (`entry` with the headers, then `finish` with
+    /// the response, which calls `write`), in `format`, to an appender that captures what it
+    /// writes; the entry's time (the one clock reading `entry` makes) is set to
+    /// [`arrived`]. Returns everything the appender wrote.
+    fn log_one(
+        format: Format,
+        request: &http::Request<()>,
+        status: u16,
+        body: &'static [u8],
+        took: Duration,
+    ) -> String {
+        let written = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let appender = Appender::start(
+            "request-log-golden",
+            tracing::Level::INFO,
+            false,
+            ferrowizard_logging::appender::QueuePolicy::blocking(4),
+            ferrowizard_logging::layout::Layout::Raw,
+            Box::new(Capture(written.clone())),
+        )
+        .unwrap();
+        let log = Arc::new(RequestLog {
+            appenders: vec![appender],
+            excluded: Vec::new(),
+            format,
+            zone: TimeZone::UTC,
+        });
+        let headers = request.headers();
+        let mut entry = log
+            .entry(
+                request,
+                Instant::now(),
+                headers.get(http::header::REFERER),
+                headers.get(http::header::USER_AGENT),
+            )
+            .expect("no path is excluded");
+        entry.time = arrived();
+        let mut response = Response::builder()
+            .status(status)
+            .body(axum::body::Body::from(body))
+            .unwrap();
+        log.finish(entry, took, &mut response);
+        assert!(
+            log.appenders()[0].flush(Duration::from_secs(10)),
+            "not flushed"
+        );
+        assert!(
+            log.appenders()[0].stop(Duration::from_secs(10)),
+            "not stopped"
+        );
+        let out = written.lock().unwrap().clone();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The default line, DropWizard's `%h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}"
+    /// %D` (UTC), golden: the whole line, for a full request and a bare one.
+    ///
+    /// Mutations caught (each verified by hand):
+    /// - `RequestLog::write`: `let elapsed = took.as_millis();` -> `took.as_micros()`: `%D`
+    ///   is 1234567, not 1234 (1234.567 ms).
+    /// - `combined`: `Some(v) => out.extend(v.chars().map(|c| if c == '"' { '\'' } else { c })),`
+    ///   -> `Some(v) => out.push_str(v),`: the `"` in the referer and user agent end their
+    ///   quoted fields early.
+    /// - `write_stamp`: the format `"{:02}/{}/{}:{:02}:{:02}:{:02} {}{:02}{:02}"` ->
+    ///   `"{:02}/{}/{} {:02}:{:02}:{:02} {}{:02}{:02}"`: `[%t]` is not
+    ///   `[dd/MMM/yyyy:HH:mm:ss Z]`.
+    ///
+    /// Where this differs from logback-access (the golden pins ferrowizard as it is):
+    /// logback-access writes header values verbatim (no `"` -> `'`), and `%b` of an empty
+    /// body as `0` (not `-`); DropWizard's `%t` is the time the line is logged (the end of
+    /// the request), ferrowizard's the request's arrival.
+    #[test]
+    fn the_combined_line_is_golden() {
+        let took = Duration::from_micros(1_234_567);
+        assert_eq!(
+            log_one(Format::Combined, &full_request(), 200, &BODY, took),
+            "203.0.113.7 - - [14/Mar/2026:15:09:26 +0000] \"GET /quotes/ACME?window=5m HTTP/1.1\" \
+             200 5120 \"https://example.com/search?q='acme'\" \
+             \"Mozilla/5.0 (X11; 'quoted') back\\slash\ttab\" 1234\n"
+        );
+        let took = Duration::from_micros(999);
+        assert_eq!(
+            log_one(Format::Combined, &bare_request(), 304, b"", took),
+            "- - - [14/Mar/2026:15:09:26 +0000] \"HEAD / HTTP/1.0\" 304 - \"-\" \"-\" 0\n"
+        );
+    }
+
+    /// The access-json line (`layout: {type: access-json}`, DropWizard's default `includes`),
+    /// golden: the whole line, then every key and value of the parsed object.
+    ///
+    /// Mutations caught (each verified by hand):
+    /// - `RequestLog::write`: `let elapsed = took.as_millis();` -> `took.as_micros()`:
+    ///   `requestTime` is 1234567.
+    /// - `json`: `unix_nanos(e.time).div_euclid(1_000_000)` -> `.div_euclid(1_000)`:
+    ///   `timestamp` is in microseconds, not epoch milliseconds.
+    /// - `json`: `.map(|a| a.ip().to_string())` -> `.map(|a| a.to_string())`:
+    ///   `remoteAddress` carries the port (`203.0.113.7:54321`).
+    /// - `json`'s `quote`: `'"' => out.push_str("\\\""),` -> `'"' => out.push('"'),`: the
+    ///   user agent's quotes end the JSON string (the line is not JSON).
+    /// - `json`'s `quote`: `c if (c as u32) < 0x20 => {` -> `c if (c as u32) < 0x09 => {`
+    ///   (a tab written raw): the user agent's tab makes the line invalid JSON.
+    ///
+    /// Where this differs from DropWizard's `AccessJsonLayout` (pinned as it is): DropWizard
+    /// writes `"userAgent":"-"` when the client sent none (here the key is left out), has
+    /// `remoteUser` among its default `includes`, and puts `timestamp` at the time the line
+    /// is logged (here the request's arrival).
+    #[test]
+    fn the_access_json_line_is_golden() {
+        let took = Duration::from_micros(1_234_567);
+        let line = log_one(Format::Json, &full_request(), 200, &BODY, took);
+        assert_eq!(
+            line,
+            r#"{"timestamp":1773500966535,"remoteAddress":"203.0.113.7","requestTime":1234,"uri":"/quotes/ACME","status":200,"method":"GET","protocol":"HTTP/1.1","contentLength":5120,"userAgent":"Mozilla/5.0 (X11; \"quoted\") back\\slash\u0009tab"}"#
+                .to_owned()
+                + "\n"
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            parsed,
+            serde_json::json!({
+                "timestamp": 1_773_500_966_535_u64,
+                "remoteAddress": "203.0.113.7",
+                "requestTime": 1234,
+                "uri": "/quotes/ACME",
+                "status": 200,
+                "method": "GET",
+                "protocol": "HTTP/1.1",
+                "contentLength": 5120,
+                "userAgent": USER_AGENT,
+            })
+        );
+
+        let took = Duration::from_micros(999);
+        let line = log_one(Format::Json, &bare_request(), 304, b"", took);
+        assert_eq!(
+            line,
+            r#"{"timestamp":1773500966535,"remoteAddress":"-","requestTime":0,"uri":"/","status":304,"method":"HEAD","protocol":"HTTP/1.0","contentLength":0}"#
+                .to_owned()
+                + "\n"
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            parsed,
+            serde_json::json!({
+                "timestamp": 1_773_500_966_535_u64,
+                "remoteAddress": "-",
+                "requestTime": 0,
+                "uri": "/",
+                "status": 304,
+                "method": "HEAD",
+                "protocol": "HTTP/1.0",
+                "contentLength": 0,
+            })
+        );
+    }
 }

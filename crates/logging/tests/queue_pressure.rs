@@ -1,0 +1,145 @@
+//! An appender's queue under real pressure: its file is a FIFO that nobody reads yet, so the
+//! writer blocks in `write` and the queue fills; what the producers then do is the policy.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ferrowizard_logging::config::{AppenderFactory, FileAppenderFactory};
+use ferrowizard_logging::{AppenderStats, Logging, LoggingFactory};
+use tracing::Dispatch;
+
+/// Lines of about 100 bytes: 2,000 of them are twice what a pipe holds (64 KiB).
+const LINES: usize = 2_000;
+
+/// A FIFO at `path`, and its read end, opened without blocking and not yet read: the
+/// appender's writer can open it, and blocks once the pipe is full.
+fn fifo(path: &Path) -> std::fs::File {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .unwrap()
+}
+
+/// Starts logging WARN lines to `path` through a queue of 16 slots.
+fn start(path: &Path, never_block: bool) -> (Logging, Dispatch) {
+    let appender = FileAppenderFactory {
+        current_log_filename: Some(path.display().to_string()),
+        archive: false,
+        log_format: Some("%-5p %m%n".into()),
+        queue_size: 16,
+        never_block,
+        ..Default::default()
+    };
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(appender)],
+        ..Default::default()
+    };
+    let (logging, subscriber) = factory.build("pressure-test").unwrap();
+    (logging, Dispatch::new(subscriber))
+}
+
+/// Logs [`LINES`] WARN lines on a thread of its own.
+fn flood(dispatch: &Dispatch) -> std::thread::JoinHandle<()> {
+    let dispatch = dispatch.clone();
+    std::thread::spawn(move || {
+        tracing::dispatcher::with_default(&dispatch, || {
+            for i in 0..LINES {
+                tracing::warn!("line {i:05} {}", "x".repeat(80));
+            }
+        })
+    })
+}
+
+fn stats(logging: &Logging) -> AppenderStats {
+    logging.stats().remove(0)
+}
+
+/// Reads the FIFO's lines on a thread until the writer closes it.
+fn drain(read_end: std::fs::File) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        // Blocking reads from here on.
+        nix::fcntl::fcntl(
+            &read_end,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        )
+        .unwrap();
+        BufReader::new(read_end)
+            .lines()
+            .map_while(Result::ok)
+            .collect()
+    })
+}
+
+/// WARN never waits with `neverBlock`: with the writer stuck, the flood finishes at once,
+/// and what found the queue full is dropped and counted, never lost silently.
+///
+/// Catches: the `neverBlock` condition removed from `Appender::log` (the flood then waits
+/// for the writer, and never finishes while nobody reads).
+#[test]
+fn never_block_drops_warn_instead_of_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.log");
+    let read_end = fifo(&path);
+    let (logging, dispatch) = start(&path, true);
+    let flood = flood(&dispatch);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !flood.is_finished() {
+        assert!(
+            Instant::now() < deadline,
+            "the flood waits for the writer: {:?}",
+            stats(&logging)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    flood.join().unwrap();
+    let s = stats(&logging);
+    assert_eq!(s.waited, 0, "{s:?}");
+    let warn = &s.levels[3];
+    assert!(warn.dropped > 0, "{s:?}");
+    let reader = drain(read_end);
+    logging.shutdown(Duration::from_secs(10));
+    drop(dispatch);
+    let lines = reader.join().unwrap();
+    let warn = &stats(&logging).levels[3];
+    assert_eq!(lines.len() as u64, warn.written);
+    assert_eq!(warn.written + warn.dropped, LINES as u64);
+}
+
+/// Without `neverBlock`, WARN waits for room: with the writer stuck, the flood waits (and
+/// is counted as waiting), drops nothing, and every line arrives once the FIFO is read.
+///
+/// Catches: WARN dropped on a full queue (the wait in `Appender::log` turned into a drop),
+/// a waiting producer never woken once the writer frees slots (the flood would not end).
+#[test]
+fn without_never_block_warn_waits_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.log");
+    let read_end = fifo(&path);
+    let (logging, dispatch) = start(&path, false);
+    let flood = flood(&dispatch);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while stats(&logging).waited == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the flood never waited: {:?}",
+            stats(&logging)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!flood.is_finished(), "a waiting flood finished");
+    let reader = drain(read_end);
+    flood.join().unwrap();
+    logging.shutdown(Duration::from_secs(10));
+    drop(dispatch);
+    let lines = reader.join().unwrap();
+    assert_eq!(lines.len(), LINES);
+    for (i, line) in lines.iter().enumerate() {
+        assert!(line.starts_with(&format!("WARN  line {i:05} ")), "{line}");
+    }
+    let warn = &stats(&logging).levels[3];
+    assert_eq!((warn.written, warn.dropped), (LINES as u64, 0));
+}
