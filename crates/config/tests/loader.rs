@@ -158,6 +158,11 @@ fn json_files_are_read_as_json_with_positions() {
     assert_eq!(Loader::new().load_file::<Service>(&path).unwrap().port, 1);
 }
 
+/// Hostile or odd input gives a report naming where it is, never a panic, and never a
+/// silent success where the file is wrong.
+///
+/// Catches: a recursion or alias bomb that overflows the stack (the test process aborts), a
+/// report without its position, an out-of-range number or a second document accepted.
 #[test]
 fn hostile_input_gives_a_report_not_a_panic() {
     let deep = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
@@ -165,22 +170,68 @@ fn hostile_input_gives_a_report_not_a_panic() {
         "name: a\nport: 1\ntags: [{}]\n",
         vec!["x"; 10_000].join(",")
     );
-    let cases = [
-        "",
-        "~",
-        "- a\n- b",
-        "name: !!binary aGVsbG8=\nport: 1",
-        "name: a\nport: 99999999999999999999999999",
-        "? [complex]\n: key",
-        "name: &a [*a]",
-        "name: a\nport: 1\n---\nname: b",
-        "\t\tname: a",
-        "name: \"\\uD800\"\nport: 1",
-        "name: a\nport: 1\nlimits: {1: 2, true: 3, ~: 4}",
-        deep.as_str(),
-        wide.as_str(),
+    // Each case, and what its report says (`None`: it loads).
+    let cases: [(&str, Option<&str>); 13] = [
+        ("", Some("Missing required field at: name")),
+        (
+            "~",
+            Some("service.yaml:1:1: Missing required field at: name"),
+        ),
+        (
+            "- a\n- b",
+            Some(
+                "service.yaml:1:1: Incorrect type of value at: (the top level); is of type: a list, expected: a mapping",
+            ),
+        ),
+        ("name: !!binary aGVsbG8=\nport: 1", None),
+        (
+            "name: a\nport: 99999999999999999999999999",
+            Some(
+                "service.yaml:2:7: Incorrect type of value at: port; is of type: number 100000000000000000000000000, expected: an integer from 0 to 65535",
+            ),
+        ),
+        (
+            "? [complex]\n: key",
+            Some("service.yaml:1:1: Missing required field at: name"),
+        ),
+        (
+            "name: &a [*a]",
+            Some("service.yaml:1:11: Malformed configuration: recursive references"),
+        ),
+        (
+            "name: a\nport: 1\n---\nname: b",
+            Some("service.yaml:4:1: Malformed configuration: multiple YAML documents detected"),
+        ),
+        (
+            "\t\tname: a",
+            Some("service.yaml:1:3: Missing required field at: port"),
+        ),
+        (
+            "name: \"\\uD800\"\nport: 1",
+            Some(
+                "service.yaml:1:7: Malformed configuration: while parsing a quoted scalar, found high surrogate",
+            ),
+        ),
+        (
+            "name: a\nport: 1\nlimits: {1: 2, true: 3, ~: 4}",
+            Some("service.yaml:3:25: Incorrect type of value at: limits.null"),
+        ),
+        (
+            deep.as_str(),
+            Some("service.yaml:1:256: Malformed configuration: recursion limit exceeded"),
+        ),
+        (wide.as_str(), None),
     ];
-    for text in cases {
-        let _ = load(text);
+    for (text, expected) in cases {
+        let shown: String = text.chars().take(40).collect();
+        match (load(text), expected) {
+            (Ok(s), None) => assert_eq!(s.port, 1, "{shown:?}"),
+            (Err(report), Some(said)) => {
+                let report = report.to_string();
+                assert!(report.contains(said), "{shown:?}: {report}");
+            }
+            (Ok(_), Some(said)) => panic!("{shown:?} loaded; expected {said:?}"),
+            (Err(report), None) => panic!("{shown:?}: {report}"),
+        }
     }
 }
