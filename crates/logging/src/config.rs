@@ -137,7 +137,7 @@ macro_rules! appender {
                 /// 700 times a second, and a DEBUG-chatty one 1,800 times, each wake a context
                 /// switch on the cores serving requests; with 4096 both wake ~230 times a
                 /// second (the longest nap, 4 ms), and the writer's CPU a request halves
-                /// (BENCHMARKS.md, "Server under load", session 9). A bigger queue also
+                /// (BENCHMARKS.md, "Server under load"). A bigger queue also
                 /// rides out longer stalls of the disk or the network before INFO is dropped
                 /// (by `discardingThreshold`) or a request thread waits. It costs ~2.6 MB an
                 /// appender (each slot holds a whole record, 640 bytes on cache lines of its own).
