@@ -153,6 +153,19 @@ fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
     );
 }
 
+/// Ten users for 2 s, each sending `/ok` as fast as it is let, under `throttle`.
+fn throttled(throttle: &str) -> Stats {
+    run(&format!(
+        "baseUrl: BASE\nthrottle: {throttle}\nscenarios:\n  - name: t\n    \
+         injection: [{{constantConcurrentUsers: 10, during: 2s}}]\n    steps: [{{request: {{name: r, path: /ok}}}}]\n"
+    ))
+}
+
+/// `(second, requests)` of each entry of the per-second series.
+fn requests_per_second(stats: &Stats) -> Vec<(u64, u64)> {
+    series(stats).iter().map(|&(s, n, _)| (s, n)).collect()
+}
+
 /// The throttle sends the k-th request of the run k / 50 s after the start at 50 requests a
 /// second, whatever the users would do: ten users that would send thousands send 50 a
 /// second. The users started before the injection's end (2 s) each send their request at
@@ -163,15 +176,9 @@ fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
 /// would start an eleventh late user).
 #[test]
 fn the_throttle_sends_requests_at_its_rate() {
-    let stats = run(
-        "baseUrl: BASE\nthrottle: [{jumpToRps: 50}, {holdFor: 2s}]\nscenarios:\n  - name: t\n    \
-         injection: [{constantConcurrentUsers: 10, during: 2s}]\n    steps: [{request: {name: r, path: /ok}}]\n",
-    );
+    let stats = throttled("[{jumpToRps: 50}, {holdFor: 2s}]");
     assert_eq!(
-        series(&stats)
-            .iter()
-            .map(|&(s, n, _)| (s, n))
-            .collect::<Vec<_>>(),
+        requests_per_second(&stats),
         [(0, 50), (1, 50), (2, 10)],
         "(second, requests)"
     );
@@ -180,15 +187,9 @@ fn the_throttle_sends_requests_at_its_rate() {
 
     // A ramp from 0 to 100 a second over 2 s: request k at √k / 5 s, a quarter of the
     // hundred in the first second.
-    let stats = run(
-        "baseUrl: BASE\nthrottle: [{reachRps: 100, in: 2s}]\nscenarios:\n  - name: t\n    \
-         injection: [{constantConcurrentUsers: 10, during: 2s}]\n    steps: [{request: {name: r, path: /ok}}]\n",
-    );
+    let stats = throttled("[{reachRps: 100, in: 2s}]");
     assert_eq!(
-        series(&stats)
-            .iter()
-            .map(|&(s, n, _)| (s, n))
-            .collect::<Vec<_>>(),
+        requests_per_second(&stats),
         [(0, 25), (1, 75), (2, 10)],
         "(second, requests)"
     );
