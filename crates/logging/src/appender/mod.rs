@@ -24,17 +24,16 @@
 
 pub(crate) mod ring;
 pub mod stats;
+pub(crate) mod wake;
 pub(crate) mod worker;
 
 use std::cell::Cell;
-use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Arc, Condvar, Mutex};
+
+use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, bounded, unbounded};
-use crossbeam_utils::CachePadded;
 use tracing::Level;
 
 use crate::layout::Layout;
@@ -42,6 +41,7 @@ use crate::record::Record;
 use crate::sink::Sink;
 use ring::{Claim, Refused, Ring};
 use stats::{AppenderStats, Counters, level_index};
+use wake::{Room, Sleep};
 
 /// What the writer is asked to do besides writing.
 pub(crate) enum Control {
@@ -49,25 +49,6 @@ pub(crate) enum Control {
     Flush(u64, Sender<()>),
     /// Write everything that reaches the writer, flush, answer, and stop.
     Stop(Sender<()>),
-}
-
-/// Producers waiting for a free slot, and the writer's signal that there is one.
-#[derive(Debug, Default)]
-pub(crate) struct Room {
-    waiting: AtomicUsize,
-    lock: Mutex<()>,
-    freed: Condvar,
-}
-
-impl Room {
-    /// Wakes the producers waiting for a slot, if any (the writer calls this after
-    /// releasing slots).
-    pub(crate) fn notify(&self) {
-        if self.waiting.load(SeqCst) > 0 {
-            let _guard = self.lock.lock();
-            self.freed.notify_all();
-        }
-    }
 }
 
 thread_local! {
@@ -164,7 +145,7 @@ pub struct Appender {
     room: Arc<Room>,
     /// The writer thread, woken when the queue is half full or it sleeps for good.
     writer: Thread,
-    sleeping: Arc<CachePadded<AtomicBool>>,
+    sleep: Arc<Sleep>,
     wake_depth: u64,
     control: Sender<Control>,
     worker: Mutex<Option<JoinHandle<()>>>,
@@ -195,7 +176,7 @@ impl Appender {
         // event: the request threads never allocate one.
         let (ring, consumer) = Ring::new(policy.capacity, Record::with_capacity);
         let counters = Arc::new(Counters::default());
-        let sleeping = Arc::new(CachePadded::new(AtomicBool::new(false)));
+        let sleep = Arc::new(Sleep::default());
         let room = Arc::new(Room::default());
         let (control, requests) = unbounded();
         let worker = worker::spawn(
@@ -204,13 +185,13 @@ impl Appender {
             requests,
             counters.clone(),
             room.clone(),
-            sleeping.clone(),
+            sleep.clone(),
             layout,
             sink,
         )?;
         Ok(Appender {
             writer: worker.thread().clone(),
-            sleeping,
+            sleep,
             wake_depth: (ring.capacity() / 2).max(1),
             discarding_limit: policy.discarding_limit() as u64,
             name,
@@ -286,7 +267,7 @@ impl Appender {
         }
         drop(claim);
         self.counters.depth(depth as usize);
-        if depth >= self.wake_depth || self.sleeping.load(SeqCst) {
+        if depth >= self.wake_depth || self.sleep.writer_asleep() {
             self.writer.unpark();
         }
         true
@@ -300,35 +281,14 @@ impl Appender {
             return None;
         }
         self.counters.waited();
-        let room = &self.room;
-        room.waiting.fetch_add(1, SeqCst);
-        // Against the writer's release of `head` and then load of `waiting`: one of the two
-        // sees the other (the claims below read `head` with Acquire only).
-        std::sync::atomic::fence(SeqCst);
-        let mut guard = room.lock.lock().ok();
-        let claim = loop {
-            match self.ring.try_claim(u64::MAX) {
-                Ok(claim) => break Some(claim),
-                Err(Refused::Closed) => break None,
-                Err(Refused::Full(_)) => {}
-            }
-            self.writer.unpark();
-            // The timeout is a safety net: the writer signals after each batch it frees.
-            guard = match guard {
-                Some(g) => room
-                    .freed
-                    .wait_timeout(g, Duration::from_millis(10))
-                    .ok()
-                    .map(|(g, _)| g),
-                None => {
-                    std::thread::sleep(Duration::from_millis(1));
-                    None
-                }
-            };
-        };
-        drop(guard);
-        room.waiting.fetch_sub(1, SeqCst);
-        claim
+        self.room.wait(
+            || match self.ring.try_claim(u64::MAX) {
+                Ok(claim) => Some(Some(claim)),
+                Err(Refused::Closed) => Some(None),
+                Err(Refused::Full(_)) => None,
+            },
+            || self.writer.unpark(),
+        )
     }
 
     /// Writes every record queued so far and flushes the destination, waiting at most

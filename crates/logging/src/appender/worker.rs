@@ -1,18 +1,15 @@
 //! The writer thread: drains the ring, formats in place, writes in batches.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::SeqCst;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use crossbeam_utils::CachePadded;
 
 use super::Control;
-use super::Room;
 use super::ring::Consumer;
 use super::stats::{Counters, level_index};
+use super::wake::{Room, Sleep};
 use crate::layout::Layout;
 use crate::record::Record;
 use crate::sink::Sink;
@@ -57,7 +54,7 @@ pub(crate) fn spawn(
     requests: Receiver<Control>,
     counters: Arc<Counters>,
     room: Arc<Room>,
-    sleeping: Arc<CachePadded<AtomicBool>>,
+    sleep: Arc<Sleep>,
     layout: Layout,
     sink: Box<dyn Sink>,
 ) -> std::io::Result<JoinHandle<()>> {
@@ -67,7 +64,7 @@ pub(crate) fn spawn(
         requests,
         counters,
         room,
-        sleeping,
+        sleep,
         layout,
         sink,
         batch: Vec::with_capacity(BATCH_BYTES * 2),
@@ -96,7 +93,7 @@ struct Worker {
     counters: Arc<Counters>,
     room: Arc<Room>,
     /// Set while the writer sleeps until woken (rather than napping).
-    sleeping: Arc<CachePadded<AtomicBool>>,
+    sleep: Arc<Sleep>,
     layout: Layout,
     sink: Box<dyn Sink>,
     batch: Vec<u8>,
@@ -158,15 +155,12 @@ impl Worker {
                 napped = Some(Instant::now());
                 std::thread::park_timeout(nap);
             } else {
-                // SeqCst, with the producers' claim and load of `sleeping`: either a
-                // producer sees the flag and wakes us, or we see its claim here.
-                self.sleeping.store(true, SeqCst);
-                if self.consumer.ring().tail() == self.consumer.position()
-                    && self.requests.is_empty()
-                {
-                    std::thread::park();
-                }
-                self.sleeping.store(false, SeqCst);
+                // The ring's `tail`, read with SeqCst after the flag is raised: either this
+                // sees a producer's claim, or the producer sees the flag (see `wake`).
+                let (ring, position) = (self.consumer.ring(), self.consumer.position());
+                let requests = &self.requests;
+                self.sleep
+                    .park_unless_busy(|| ring.tail() == position && requests.is_empty());
                 naps = 0;
             }
         };
