@@ -234,7 +234,8 @@ impl Run {
         let body = body
             .collect()
             .await
-            .map_err(|e| format!("reading the body failed: {e}"))?;
+            // A body cut short is the same KO as a head cut short, in Gatling's words.
+            .map_err(|e| classify_hyper(&e, self.read_buffer))?;
         if self.keep_alive {
             conn.sender = Some(sender);
         }
@@ -259,7 +260,7 @@ fn classify_hyper(e: &hyper::Error, read_buffer: usize) -> String {
         )
     } else if text.contains("connectionreset") || text.contains("reset by peer") {
         "Connection reset by peer".into()
-    } else if e.is_incomplete_message() || e.is_closed() {
+    } else if e.is_incomplete_message() || e.is_closed() || text.contains("incompletebody") {
         "Connection closed before the response was complete".into()
     } else {
         format!("Request failed: {e}")

@@ -1,0 +1,166 @@
+//! volley's connections and KO messages against a plain TCP server written here, so that the
+//! server can do what no well-behaved HTTP server does: count every connection, cut a
+//! response short. The real binary, real sockets.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+/// What the server saw: connections accepted, requests that said `Connection: close`.
+#[derive(Default)]
+struct Seen {
+    connections: AtomicUsize,
+    close: AtomicUsize,
+}
+
+/// Serves HTTP/1.1 on a free port: `/half` sends a head announcing 10 bytes, then 2, then
+/// closes; `/cut` closes in the middle of the head; any other path is `200 ok`, on a connection kept open unless the request says
+/// `Connection: close`.
+fn serve() -> (SocketAddr, Arc<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Seen::default());
+    let counts = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            counts.connections.fetch_add(1, SeqCst);
+            let counts = counts.clone();
+            std::thread::spawn(move || connection(stream, &counts));
+        }
+    });
+    (addr, seen)
+}
+
+fn connection(stream: TcpStream, seen: &Seen) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    loop {
+        let mut first = String::new();
+        if reader.read_line(&mut first).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut close = false;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+            close |= line.to_ascii_lowercase().starts_with("connection: close");
+        }
+        if close {
+            seen.close.fetch_add(1, SeqCst);
+        }
+        if first.starts_with("GET /cut ") {
+            let _ = writer.write_all(b"HTTP/1.1 200 OK\r\nContent-");
+            return;
+        }
+        if first.starts_with("GET /half ") {
+            let _ = writer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab");
+            return;
+        }
+        if writer
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            .is_err()
+            || close
+        {
+            return;
+        }
+    }
+}
+
+/// Runs the scenario `yaml` (with `BASE` replaced by `addr`'s URL); returns results.json.
+fn run(dir: &Path, addr: SocketAddr, yaml: &str) -> serde_json::Value {
+    let file = dir.join("scenario.yaml");
+    std::fs::write(&file, yaml.replace("BASE", &format!("http://{addr}"))).unwrap();
+    Command::cargo_bin("volley")
+        .unwrap()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
+}
+
+/// `http.keepAlive: false` sends `Connection: close` and opens a connection per request;
+/// by default a user keeps its one connection.
+///
+/// Catches: the `Connection: close` header sent on the wrong setting (`!` deleted in
+/// `prepare`), and a connection kept although the target closes it.
+#[test]
+fn keep_alive_false_opens_a_connection_per_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |http: &str| {
+        format!(
+            "baseUrl: BASE\n{http}scenarios:\n  - name: k\n    injection: [{{atOnceUsers: 1}}]\n    \
+             steps: [{{repeat: {{times: 3, steps: [{{request: {{name: r, path: /ok}}}}]}}}}]\n"
+        )
+    };
+    let (addr, seen) = serve();
+    let r = run(dir.path(), addr, &scenario("http: {keepAlive: false}\n"));
+    assert_eq!(r["requests"]["r"]["ok"]["count"], 3, "{}", r["errors"]);
+    assert_eq!(
+        (seen.connections.load(SeqCst), seen.close.load(SeqCst)),
+        (3, 3)
+    );
+    let (addr, seen) = serve();
+    let r = run(dir.path(), addr, &scenario(""));
+    assert_eq!(r["requests"]["r"]["ok"]["count"], 3, "{}", r["errors"]);
+    assert_eq!(
+        (seen.connections.load(SeqCst), seen.close.load(SeqCst)),
+        (1, 0)
+    );
+}
+
+/// A response cut short, in its head or its body, is a KO in Gatling's words, and the
+/// user's next request goes out on a new connection.
+///
+/// Catches: either check in `classify_hyper` lost (the KO then reads "Request failed:
+/// ..."), and a body's error reported in hyper's words.
+#[test]
+fn a_response_cut_short_is_a_ko_and_the_next_request_reconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, seen) = serve();
+    let r = run(
+        dir.path(),
+        addr,
+        "baseUrl: BASE\nscenarios:\n  - name: h\n    injection: [{atOnceUsers: 1}]\n    \
+         steps: [{request: {name: cut, path: /cut}}, {request: {name: half, path: /half}}, {request: {name: after, path: /ok}}]\n",
+    );
+    assert_eq!(
+        r["errors"]["Connection closed before the response was complete"], 2,
+        "{}",
+        r["errors"]
+    );
+    assert_eq!(r["requests"]["after"]["ok"]["count"], 1, "{}", r["errors"]);
+    assert_eq!(seen.connections.load(SeqCst), 3);
+}
+
+/// A feeder that runs dry inside a `repeat` ends the user there: the steps after the repeat
+/// do not run.
+///
+/// Catches: `run_steps` going on after a repeat whose feeder ran dry, or stopping after a
+/// repeat that did not (`!` deleted before its recursive call).
+#[test]
+fn a_feeder_dry_inside_a_repeat_ends_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two.csv"), "symbol\nA\nB\n").unwrap();
+    let (addr, _) = serve();
+    let r = run(
+        dir.path(),
+        addr,
+        "baseUrl: BASE\nscenarios:\n  - name: f\n    injection: [{atOnceUsers: 1}]\n    steps:\n      \
+         - repeat: {times: 3, steps: [{feed: {file: two.csv}}, {request: {name: each, path: '/ok/${symbol}'}}]}\n      \
+         - request: {name: after, path: /ok}\n",
+    );
+    assert_eq!(r["requests"]["each"]["ok"]["count"], 2, "{}", r["errors"]);
+    assert_eq!(r["errors"]["feeder two.csv is empty"], 1);
+    assert!(r["requests"]["after"].is_null(), "{}", r["requests"]);
+}
