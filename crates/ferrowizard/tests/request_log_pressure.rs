@@ -48,6 +48,8 @@ fn client(addr: SocketAddr, count: usize) -> std::thread::JoinHandle<usize> {
                     length = v.trim().parse().unwrap();
                 }
             }
+            // The request log leaves the response framed as the handler made it.
+            assert_eq!(length, 3, "request {n}: no Content-Length");
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
             answered += 1;

@@ -512,6 +512,26 @@ mod tests {
         out.as_str().to_owned()
     }
 
+    /// Every protocol version as a request line shows it (logback-access's `%H`).
+    ///
+    /// Catches: an arm deleted (HTTP/2 and HTTP/3 requests then log as `HTTP/1.1`).
+    #[test]
+    fn each_version_is_named_as_its_request_line_shows_it() {
+        use http::Version;
+        let shown = [
+            Version::HTTP_09,
+            Version::HTTP_10,
+            Version::HTTP_11,
+            Version::HTTP_2,
+            Version::HTTP_3,
+        ]
+        .map(version);
+        assert_eq!(
+            shown,
+            ["HTTP/0.9", "HTTP/1.0", "HTTP/1.1", "HTTP/2.0", "HTTP/3.0"]
+        );
+    }
+
     #[test]
     fn the_target_is_the_uri_as_a_line_shows_it() {
         let target = |uri: &str| {
