@@ -1,5 +1,6 @@
 //! An appender's queue under real pressure: its file is a FIFO that nobody reads yet, so the
 //! writer blocks in `write` and the queue fills; what the producers then do is the policy.
+//! Also what an appender lets into its queue at all (its `threshold`).
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::OpenOptionsExt;
@@ -142,4 +143,41 @@ fn without_never_block_warn_waits_and_nothing_is_lost() {
     }
     let warn = &stats(&logging).levels[3];
     assert_eq!((warn.written, warn.dropped), (LINES as u64, 0));
+}
+
+/// An appender's `threshold` drops what is less severe before it is queued, whatever the
+/// logger's level; another appender of the same logger still gets it.
+///
+/// Catches: `Appender::accepts` answering yes to every level.
+#[test]
+fn an_appenders_threshold_keeps_less_severe_events_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let appender = |name: &str, threshold| FileAppenderFactory {
+        current_log_filename: Some(dir.path().join(name).display().to_string()),
+        archive: false,
+        log_format: Some("%-5p %m%n".into()),
+        threshold,
+        ..Default::default()
+    };
+    let factory = LoggingFactory {
+        appenders: vec![
+            AppenderFactory::File(appender("warn.log", ferrowizard_config::Level::Warn)),
+            AppenderFactory::File(appender("all.log", ferrowizard_config::Level::All)),
+        ],
+        ..Default::default()
+    };
+    let (logging, subscriber) = factory.build("threshold-test").unwrap();
+    let dispatch = Dispatch::new(subscriber);
+    tracing::dispatcher::with_default(&dispatch, || {
+        tracing::info!("routine");
+        tracing::warn!("unusual");
+        tracing::error!("broken");
+    });
+    logging.shutdown(Duration::from_secs(10));
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("warn.log"), "WARN  unusual\nERROR broken\n");
+    assert_eq!(
+        read("all.log"),
+        "INFO  routine\nWARN  unusual\nERROR broken\n"
+    );
 }
