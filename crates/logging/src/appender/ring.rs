@@ -427,13 +427,13 @@ mod tests {
 
 /// Model-checked over every interleaving under `--cfg loom`.
 #[cfg(all(test, loom))]
-mod loom_tests {
+pub(super) mod loom_tests {
     use super::*;
     use loom::thread;
 
     /// Every interleaving with at most three preemptions: enough for the races here (a
     /// claim against a release, two claims against each other) and still quick.
-    fn model(f: impl Fn() + Sync + Send + 'static) {
+    pub(in crate::appender) fn model(f: impl Fn() + Sync + Send + 'static) {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(3);
         builder.check(f);

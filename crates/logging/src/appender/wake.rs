@@ -139,16 +139,11 @@ impl Room {
 /// `RUSTFLAGS="--cfg loom" cargo test -p ferrowizard-logging --lib wake` (CI runs them).
 #[cfg(all(test, loom))]
 mod loom_tests {
+    use super::super::ring::loom_tests::model;
     use super::super::ring::{Refused, Ring};
     use super::*;
     use loom::sync::Arc;
     use loom::thread;
-
-    fn model(f: impl Fn() + Sync + Send + 'static) {
-        let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(3);
-        builder.check(f);
-    }
 
     /// A producer's claim against the writer going to sleep: the writer either sees the
     /// claim before it parks, or the producer sees it asleep and unparks it. Either way the
