@@ -56,6 +56,9 @@ pub enum ErrorKind {
     BadOverride(String),
     /// A value that has the right type but breaks a rule.
     Invalid(String),
+    /// A key the model leaves out on purpose (see [`Refusal`](crate::Refusal)): why it has
+    /// no meaning here, and what to use instead.
+    Refused(String),
 }
 
 impl ConfigError {
@@ -118,6 +121,7 @@ impl fmt::Display for ConfigError {
                 )?;
                 suggestions(f, s)
             }
+            ErrorKind::Refused(why) => write!(f, "Unrecognized field at: {path}; {why}"),
             ErrorKind::MissingField => write!(f, "Missing required field at: {path}"),
             ErrorKind::UndefinedVariable { name, message } => {
                 write!(

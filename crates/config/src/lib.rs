@@ -8,6 +8,7 @@ mod error;
 mod loader;
 mod node;
 mod overrides;
+mod refuse;
 pub mod section;
 mod suggest;
 mod validate;
@@ -18,6 +19,7 @@ pub use env::Lookup;
 pub use error::{ConfigError, ErrorKind, Report};
 pub use loader::{Loader, Transform};
 pub use node::{Node, Origin, Value};
+pub use refuse::{Refusal, prune_refused};
 pub use section::serialize_tagged;
 pub use suggest::did_you_mean;
 /// The names [`Level`] accepts, for listing in messages.

@@ -8,6 +8,7 @@ use crate::de::deserialize_all;
 use crate::env::{Lookup, substitute};
 use crate::error::{ConfigError, ErrorKind, Report};
 use crate::node::{Node, Origin, parse_yaml};
+use crate::refuse::Refusal;
 use crate::validate::validation_errors;
 
 /// A hook that rewrites the tree before it is deserialized, e.g. to migrate an old layout.
@@ -20,6 +21,7 @@ pub struct Loader<'a> {
     substitute: bool,
     overrides: Vec<String>,
     transforms: Vec<Box<Transform<'a>>>,
+    refused: Vec<Refusal>,
 }
 
 impl Default for Loader<'_> {
@@ -36,6 +38,7 @@ impl<'a> Loader<'a> {
             substitute: true,
             overrides: Vec::new(),
             transforms: Vec::new(),
+            refused: Vec::new(),
         }
     }
 
@@ -60,6 +63,12 @@ impl<'a> Loader<'a> {
     /// Adds a tree transform, run after the overrides.
     pub fn transform(mut self, f: impl Fn(&mut Node, &mut Vec<ConfigError>) + 'a) -> Self {
         self.transforms.push(Box::new(f));
+        self
+    }
+
+    /// Refuses the keys `refusals` name, each with its reason, after the transforms.
+    pub fn refuse(mut self, refusals: &[Refusal]) -> Self {
+        self.refused.extend_from_slice(refusals);
         self
     }
 
@@ -152,6 +161,7 @@ impl<'a> Loader<'a> {
         for transform in &self.transforms {
             transform(&mut root, &mut errors);
         }
+        crate::refuse::refuse(&mut root, &self.refused, &mut errors);
         root.number();
         Ok((root, errors))
     }

@@ -11,6 +11,7 @@ use crate::admin::Admin;
 use crate::app::{Application, Environment};
 use crate::config::{self, Configuration};
 use crate::server::Server;
+use ferrowizard_logging::config::LoggingType;
 
 #[derive(Debug, Parser)]
 #[command(version, about = None)]
@@ -107,20 +108,27 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             return ExitCode::FAILURE;
         }
     };
-    let (logging, subscriber) = match config.logging().build(app.name()) {
-        Ok(built) => built,
-        Err(e) => {
-            eprintln!("{}: cannot start logging: {e}", app.name());
-            return ExitCode::FAILURE;
+    // `logging.type: external`: the application's own subscriber stays in place.
+    let guard = match config.logging().kind {
+        LoggingType::External => None,
+        LoggingType::Default => {
+            let (logging, subscriber) = match config.logging().build(app.name()) {
+                Ok(built) => built,
+                Err(e) => {
+                    eprintln!("{}: cannot start logging: {e}", app.name());
+                    return ExitCode::FAILURE;
+                }
+            };
+            match logging.install(subscriber, std::time::Duration::from_secs(5)) {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("{}: {e}", app.name());
+                    return ExitCode::FAILURE;
+                }
+            }
         }
     };
-    let guard = match logging.install(subscriber, std::time::Duration::from_secs(5)) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("{}: {e}", app.name());
-            return ExitCode::FAILURE;
-        }
-    };
+    let logging = guard.as_ref().map(|g| g.logging().clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name(format!("{}-worker", app.name()))
@@ -144,7 +152,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             tasks,
             metrics,
         } = environment;
-        if let Err(e) = register_metrics(&metrics, guard.logging()) {
+        if let Err(e) = register_metrics(&metrics, logging.as_ref()) {
             eprintln!("{}: {e}", app.name());
             return ExitCode::FAILURE;
         }
@@ -153,7 +161,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             health_checks,
             tasks,
             metrics: metrics.clone(),
-            logging: Some(guard.logging().clone()),
+            logging: logging.clone(),
             runtime: tokio::runtime::Handle::current(),
         };
         // The handlers are in place before the addresses are printed: a SIGTERM sent as soon
@@ -189,10 +197,20 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
                 b.addr
             );
         }
+        let reporters = match crate::reporters::Reporters::start(config.metrics(), &metrics) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("{}: {e}", app.name());
+                server.shutdown().await;
+                return ExitCode::FAILURE;
+            }
+        };
         tracing::info!(target: "ferrowizard::server", "started {}", app.name());
         let signal = signals.recv().await;
         tracing::info!(target: "ferrowizard::server", signal, "shutting down");
         let left = server.shutdown().await;
+        // After the last request, so that `reportOnStop`'s report counts it.
+        let _ = tokio::task::spawn_blocking(move || reporters.stop()).await;
         println!(
             "{}: stopped ({signal}; {left} connections cut at the end of the grace period)",
             app.name()
@@ -209,17 +227,19 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
 /// pipeline's counters, and whatever the `metrics` crate's macros record.
 fn register_metrics(
     metrics: &ferrowizard_metrics::MetricRegistry,
-    logging: &std::sync::Arc<ferrowizard_logging::Logging>,
+    logging: Option<&std::sync::Arc<ferrowizard_logging::Logging>>,
 ) -> Result<(), String> {
     crate::admin::metrics::register_process(metrics).map_err(|e| format!("metrics: {e}"))?;
-    let names: Vec<String> = logging.stats().into_iter().map(|s| s.name).collect();
-    let logging = logging.clone();
-    crate::admin::metrics::register_appenders(
-        metrics,
-        &names,
-        std::sync::Arc::new(move || logging.stats()),
-    )
-    .map_err(|e| format!("metrics: {e}"))?;
+    if let Some(logging) = logging {
+        let names: Vec<String> = logging.stats().into_iter().map(|s| s.name).collect();
+        let logging = logging.clone();
+        crate::admin::metrics::register_appenders(
+            metrics,
+            &names,
+            std::sync::Arc::new(move || logging.stats()),
+        )
+        .map_err(|e| format!("metrics: {e}"))?;
+    }
     // Another recorder installed first (a test harness, say) keeps its place.
     let _ = ferrowizard_metrics::install_recorder(metrics);
     Ok(())

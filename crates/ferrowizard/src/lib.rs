@@ -9,6 +9,7 @@ pub mod admin;
 pub mod app;
 pub mod cli;
 pub mod config;
+mod reporters;
 pub mod server;
 
 pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};

@@ -38,7 +38,6 @@ fn server(max_threads: usize, max_queued: usize, app: Vec<ConnectorFactory>) -> 
         ..Default::default()
     };
     f.max_threads = max_threads;
-    f.min_threads = 1;
     f.max_queued_requests = max_queued;
     f.max_request_body_size = Size::kibibytes(1);
     f.request_log.appenders = Vec::new();

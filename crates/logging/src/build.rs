@@ -133,6 +133,7 @@ fn start(
             (a.threshold, a.include_caller_data, zone, layout, policy)
         }};
     }
+    let rate = factory.message_rate().map(|d| d.get());
     let (threshold, caller, layout, policy, sink): (_, _, _, _, Box<dyn Sink>) = match factory {
         AppenderFactory::Console(a) => {
             let (t, c, _, l, p) = common!(a);
@@ -171,18 +172,28 @@ fn start(
         }
         AppenderFactory::Tcp(a) => {
             let (t, c, _, l, p) = common!(a);
-            (
-                t,
-                c,
-                l,
-                p,
-                Box::new(TcpSink::new(
-                    &a.host,
-                    a.port,
-                    a.connection_timeout.get(),
-                    Framing::Lines,
-                )),
-            )
+            let sink = TcpSink::new(&a.host, a.port, a.connection_timeout.get(), Framing::Lines)
+                .send_buffer(usize::try_from(a.send_buffer_size.to_bytes()).unwrap_or(usize::MAX));
+            (t, c, l, p, Box::new(sink))
+        }
+        AppenderFactory::Tls(a) => {
+            let (t, c, _, l, p) = common!(a);
+            let config = crate::sink::tls::client_config(&crate::sink::tls::TlsSettings {
+                ca_file: a.ca_file.as_deref(),
+                validate_certs: a.validate_certs,
+                validate_server_hostname: a.validate_server_hostname,
+                tls12: a
+                    .supported_protocols
+                    .contains(&crate::config::TlsVersion::TlsV12),
+                tls13: a
+                    .supported_protocols
+                    .contains(&crate::config::TlsVersion::TlsV13),
+            })
+            .map_err(invalid)?;
+            let sink = TcpSink::new(&a.host, a.port, a.connection_timeout.get(), Framing::Lines)
+                .send_buffer(usize::try_from(a.send_buffer_size.to_bytes()).unwrap_or(usize::MAX))
+                .tls(config);
+            (t, c, l, p, Box::new(sink))
         }
         AppenderFactory::Udp(a) => {
             let (t, c, _, l, p) = common!(a);
@@ -201,6 +212,10 @@ fn start(
         sink,
     )
     .map_err(io("a writer thread".into()))?;
+    let appender = match rate {
+        Some(period) => appender.with_message_rate(period),
+        None => appender,
+    };
     Ok(Some(appender))
 }
 

@@ -3,16 +3,112 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ferrowizard_config::{Duration, Level, Size, section, serialize_tagged};
+use ferrowizard_config::{Duration, Level, Refusal, Size, section, serialize_tagged};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
+
+/// The appender keys DropWizard has and this model leaves out on purpose, each refused with
+/// why (for [`Loader::refuse`](ferrowizard_config::Loader::refuse)), wherever an appender is.
+pub const REFUSED: &[Refusal] = &[
+    Refusal {
+        path: "**.appenders[type=syslog].stackTracePrefix",
+        why: "stackTracePrefix has no meaning here: an event's error and its causes are \
+              written in the event's own message, with no stack trace lines to prefix",
+    },
+    Refusal {
+        path: "**.appenders[type=tcp].immediateFlush",
+        why: "immediateFlush has no meaning for tcp: each batch of lines is written to the \
+              socket as the writer takes it from the queue",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].immediateFlush",
+        why: "immediateFlush has no meaning for tls: each batch of lines is written to the \
+              socket as the writer takes it from the queue",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].trustStorePath",
+        why: "trustStorePath has no meaning here: Java key stores are not read; give the CA \
+              certificates to trust as a PEM file in caFile (unset: the system's roots)",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].trustStorePassword",
+        why: "trustStorePassword has no meaning here: caFile is a PEM file, with no password",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].trustStoreType",
+        why: "trustStoreType has no meaning here: caFile is a PEM file",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].trustStoreProvider",
+        why: "trustStoreProvider has no meaning here: caFile is a PEM file read by rustls",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].keyStorePath",
+        why: "keyStorePath has no meaning here: the tls appender sends no client \
+              certificate; authenticate the receiver with caFile",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].keyStorePassword",
+        why: "keyStorePassword has no meaning here: the tls appender sends no client \
+              certificate",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].keyStoreType",
+        why: "keyStoreType has no meaning here: the tls appender sends no client certificate",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].keyStoreProvider",
+        why: "keyStoreProvider has no meaning here: the tls appender sends no client \
+              certificate",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].jceProvider",
+        why: "jceProvider has no meaning here: TLS is rustls with the ring provider",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].validatePeers",
+        why: "validatePeers has no meaning here: use validateCerts (the chain) and \
+              validateServerHostname (the name), both on by default",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].excludedProtocols",
+        why: "excludedProtocols has no meaning here: list the versions to speak in \
+              supportedProtocols (TLSv1.2, TLSv1.3)",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].supportedCipherSuites",
+        why: "supportedCipherSuites has no meaning here: rustls offers only its modern suites, \
+              none of them weak",
+    },
+    Refusal {
+        path: "**.appenders[type=tls].excludedCipherSuites",
+        why: "excludedCipherSuites has no meaning here: rustls offers only its modern suites, \
+              none of them weak",
+    },
+];
 
 /// DropWizard's default line layout.
 pub const DEFAULT_LOG_FORMAT: &str = "%-5p [%d{ISO8601,UTC}] %c: %m%n";
 
+/// `logging.type`: who configures logging.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoggingType {
+    /// This section: levels and appenders as written.
+    #[default]
+    Default,
+    /// The application, with a `tracing` subscriber of its own installed before ferrowizard
+    /// starts: ferrowizard installs none, and this section's other keys have no meaning.
+    External,
+}
+
 section! {
     /// `logging:`: the root level, per-logger levels and where lines go.
     pub struct LoggingFactory {
+        /// `default`, or `external` (DropWizard's `ExternalLoggingFactory`): the application
+        /// configures logging itself.
+        #[serde(rename = "type")]
+        kind: LoggingType = LoggingType::Default,
         /// The root logger's level.
         level: Level = Level::Info,
         /// Per-logger settings, by logger name (a Rust target such as `realtime::quotes`, or
@@ -20,7 +116,7 @@ section! {
         #[garde(dive)]
         loggers: BTreeMap<String, LoggerConfig> = BTreeMap::new(),
         /// Where lines go. `[]` means nowhere.
-        #[garde(dive)]
+        #[garde(dive, custom(application_layouts))]
         appenders: Vec<AppenderFactory> = vec![AppenderFactory::Console(ConsoleAppenderFactory::default())],
     }
 }
@@ -35,7 +131,7 @@ pub struct LoggerConfig {
     #[garde(skip)]
     pub additive: bool,
     /// Appenders of this logger alone.
-    #[garde(dive)]
+    #[garde(dive, custom(application_layouts))]
     pub appenders: Vec<AppenderFactory>,
 }
 
@@ -155,7 +251,10 @@ macro_rules! appender {
                 never_block: bool = false
             ]
             [
-                /// At most one event per this period (unset: no throttle).
+                /// At most one event per this period, at most a minute (unset: no
+                /// throttle); the events meanwhile are dropped and counted, whatever their
+                /// level, as DropWizard's `messageRate` drops them.
+                #[garde(inner(custom(valid_message_rate)))]
                 message_rate: Option<Duration> = None
             ]
             [
@@ -219,6 +318,31 @@ fn valid_log_format(format: &Option<String>, _: &()) -> garde::Result {
     }
 }
 
+/// Application appenders' layouts: a pattern, or `json`.
+fn application_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
+    match appenders
+        .iter()
+        .position(|a| matches!(a.layout(), Some(LayoutFactory::AccessJson(_))))
+    {
+        Some(i) => Err(garde::Error::new(format!(
+            "[{i}]: access-json is the request log's layout (server.requestLog); an \
+             application appender's is json"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn valid_message_rate(rate: &Duration, _: &()) -> garde::Result {
+    let d = rate.get();
+    if d.is_zero() || d > std::time::Duration::from_secs(60) {
+        Err(garde::Error::new(
+            "must be longer than 0 and at most 1 minute",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 fn valid_time_zone(zone: &str, _: &()) -> garde::Result {
     crate::layout::time::time_zone(zone)
         .map(|_| ())
@@ -267,8 +391,6 @@ section! {
         protocol: SyslogProtocol = SyslogProtocol::Udp,
         /// The socket for `protocol: unix`.
         socket_path: String = "/dev/log".to_owned(),
-        /// Prefix of stack trace lines.
-        stack_trace_prefix: String = "\t".to_owned(),
     }
     with appender
 }
@@ -321,12 +443,47 @@ section! {
         port: u16 = 4560,
         /// How long to wait for the connection.
         connection_timeout: Duration = Duration::milliseconds(500),
-        /// Flush after every batch of lines.
-        immediate_flush: bool = true,
-        /// The socket's send buffer.
+        /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
         send_buffer_size: Size = Size::kibibytes(8),
     }
     with appender
+}
+
+section! {
+    /// `type: tls`: lines over a TLS connection (rustls), as DropWizard's `tls` appender,
+    /// with the CA certificates as a PEM file instead of a Java trust store.
+    pub struct TlsAppenderFactory {
+        /// The receiver's host; also the name its certificate must carry.
+        host: String = "localhost".to_owned(),
+        /// The receiver's port.
+        port: u16 = 4560,
+        /// How long to wait for the connection.
+        connection_timeout: Duration = Duration::milliseconds(500),
+        /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
+        send_buffer_size: Size = Size::kibibytes(8),
+        /// The CA certificates to trust, PEM; unset: the system's roots.
+        ca_file: Option<String> = None,
+        /// Check the receiver's certificate chain (DropWizard's default is not to; this is
+        /// a log of the service's secrets' neighbours: on by default).
+        validate_certs: bool = true,
+        /// Check that the certificate names `host`.
+        validate_server_hostname: bool = true,
+        /// Accepted TLS versions.
+        #[garde(length(min = 1))]
+        supported_protocols: Vec<TlsVersion> = vec![TlsVersion::TlsV12, TlsVersion::TlsV13],
+    }
+    with appender
+}
+
+/// TLS protocol versions a `tls` appender may speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TlsVersion {
+    /// TLS 1.2.
+    #[serde(rename = "TLSv1.2")]
+    TlsV12,
+    /// TLS 1.3.
+    #[serde(rename = "TLSv1.3")]
+    TlsV13,
 }
 
 section! {
@@ -354,6 +511,8 @@ pub enum AppenderFactory {
     Tcp(TcpAppenderFactory),
     /// `type: udp`.
     Udp(UdpAppenderFactory),
+    /// `type: tls`.
+    Tls(TlsAppenderFactory),
 }
 
 impl garde::Validate for AppenderFactory {
@@ -379,7 +538,65 @@ impl garde::Validate for AppenderFactory {
             AppenderFactory::Syslog(a) => a.validate_into(ctx, parent, report),
             AppenderFactory::Tcp(a) => a.validate_into(ctx, parent, report),
             AppenderFactory::Udp(a) => a.validate_into(ctx, parent, report),
+            AppenderFactory::Tls(a) => a.validate_into(ctx, parent, report),
         }
+    }
+}
+
+/// `$body` with `$a` bound to the appender's own section, whatever its type.
+macro_rules! each {
+    ($appender:expr, $a:ident => $body:expr) => {
+        match $appender {
+            AppenderFactory::Console($a) => $body,
+            AppenderFactory::File($a) => $body,
+            AppenderFactory::Syslog($a) => $body,
+            AppenderFactory::Tcp($a) => $body,
+            AppenderFactory::Udp($a) => $body,
+            AppenderFactory::Tls($a) => $body,
+        }
+    };
+}
+
+/// The settings every appender type has.
+impl AppenderFactory {
+    /// `threshold`.
+    pub fn threshold(&self) -> Level {
+        each!(self, a => a.threshold)
+    }
+
+    /// `layout`.
+    pub fn layout(&self) -> Option<&LayoutFactory> {
+        each!(self, a => a.layout.as_ref())
+    }
+
+    /// `logFormat`.
+    pub fn log_format(&self) -> Option<&str> {
+        each!(self, a => a.log_format.as_deref())
+    }
+
+    /// `timeZone`.
+    pub fn time_zone(&self) -> &str {
+        each!(self, a => &a.time_zone)
+    }
+
+    /// `messageRate`.
+    pub fn message_rate(&self) -> Option<Duration> {
+        each!(self, a => a.message_rate)
+    }
+
+    /// `includeCallerData`.
+    pub fn include_caller_data(&self) -> bool {
+        each!(self, a => a.include_caller_data)
+    }
+
+    /// `queueSize`, `discardingThreshold` and `neverBlock`, in that order.
+    pub fn queue(&self) -> (usize, i64, bool) {
+        each!(self, a => (a.queue_size, a.discarding_threshold, a.never_block))
+    }
+
+    /// `discardingThreshold`, to change (the request log's lossless default).
+    pub fn discarding_threshold_mut(&mut self) -> &mut i64 {
+        each!(self, a => &mut a.discarding_threshold)
     }
 }
 
@@ -391,6 +608,7 @@ impl Serialize for AppenderFactory {
             AppenderFactory::Syslog(a) => serialize_tagged(s, "syslog", a),
             AppenderFactory::Tcp(a) => serialize_tagged(s, "tcp", a),
             AppenderFactory::Udp(a) => serialize_tagged(s, "udp", a),
+            AppenderFactory::Tls(a) => serialize_tagged(s, "tls", a),
         }
     }
 }

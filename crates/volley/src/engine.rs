@@ -14,6 +14,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use crate::checks::{check, needs_json};
@@ -46,7 +47,13 @@ pub struct Run {
     /// Per scenario.
     pub users: Vec<Arc<Users>>,
     authority: String,
+    /// The path of `baseUrl` (`/api`), which every request's path is appended to; empty for
+    /// none.
+    base_path: String,
     host: http::HeaderValue,
+    /// `http.maxConnections`: a permit per open connection; a user that needs a connection
+    /// while every permit is taken waits for one.
+    connections: Arc<tokio::sync::Semaphore>,
     default_headers: http::HeaderMap,
     keep_alive: bool,
     connect_timeout: Duration,
@@ -56,10 +63,12 @@ pub struct Run {
     limiter: Option<Limiter>,
 }
 
-/// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open.
+/// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open. Its
+/// `http.maxConnections` permit is held by the connection's task, released once the socket
+/// is closed.
 #[derive(Default)]
 pub struct Connection {
-    sender: Option<SendRequest<Full<Bytes>>>,
+    live: Option<SendRequest<Full<Bytes>>>,
 }
 
 thread_local! {
@@ -134,7 +143,7 @@ impl Run {
         {
             Ok(r) => r,
             Err(_) => {
-                conn.sender = None;
+                conn.live = None;
                 Err(format!(
                     "Request timeout after {} ms",
                     self.timeout.as_millis()
@@ -157,7 +166,15 @@ impl Run {
         ok
     }
 
+    /// Opens a connection once one of `http.maxConnections` is free (waiting for it as long
+    /// as it takes: the wait is part of the request's time).
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
+        let permit: OwnedSemaphorePermit = self
+            .connections
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| "Connection pool closed".to_owned())?;
         let stream = match tokio::time::timeout(
             self.connect_timeout,
             tokio::net::TcpStream::connect(&self.authority),
@@ -183,6 +200,8 @@ impl Run {
             .map_err(|e| format!("Connection failed: {e}"))?;
         tokio::spawn(async move {
             let _ = connection.await;
+            // The socket is closed: the permit is another connection's.
+            drop(permit);
         });
         Ok(sender)
     }
@@ -193,7 +212,7 @@ impl Run {
         session: &Session,
         r: &Request,
     ) -> Result<(u16, http::HeaderMap, Bytes), String> {
-        let mut sender = match conn.sender.take() {
+        let mut sender = match conn.live.take() {
             Some(s) if !s.is_closed() => s,
             _ => self.connect().await?,
         };
@@ -205,6 +224,11 @@ impl Run {
         *request.method_mut() = http::Method::from_bytes(r.method.as_bytes())
             .map_err(|e| format!("invalid method: {e}"))?;
         let path = interpolate(&r.path, session)?;
+        let path = if self.base_path.is_empty() {
+            path
+        } else {
+            std::borrow::Cow::Owned(format!("{}{path}", self.base_path))
+        };
         *request.uri_mut() = path
             .parse()
             .map_err(|e| format!("invalid path {path:?}: {e}"))?;
@@ -237,7 +261,7 @@ impl Run {
             // A body cut short is the same KO as a head cut short, in Gatling's words.
             .map_err(|e| classify_hyper(&e, self.read_buffer))?;
         if self.keep_alive {
-            conn.sender = Some(sender);
+            conn.live = Some(sender);
         }
         Ok((status, parts.headers, body.to_bytes()))
     }
@@ -494,6 +518,13 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
             })
             .collect(),
         authority: format!("{}:{port}", authority.host()),
+        base_path: uri.path().trim_end_matches('/').to_owned(),
+        connections: Arc::new(tokio::sync::Semaphore::new(
+            simulation
+                .http
+                .max_connections
+                .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+        )),
         host: http::HeaderValue::from_str(authority.as_str())
             .map_err(|e| format!("baseUrl host: {e}"))?,
         default_headers,

@@ -28,7 +28,8 @@ macro_rules! validated_by {
 section! {
     /// A load test.
     pub struct Simulation {
-        /// The target, e.g. `http://127.0.0.1:8080`.
+        /// The target, e.g. `http://127.0.0.1:8080`; a path in it (`http://host/api`) is
+        /// put in front of every request's path, as Gatling's `baseUrl` does.
         #[garde(custom(http_url))]
         base_url: String = String::new(),
         /// HTTP settings.
@@ -57,7 +58,11 @@ section! {
 }
 
 fn http_url(url: &str, _: &()) -> garde::Result {
-    if url.starts_with("http://") && url.len() > "http://".len() {
+    if url.contains(['?', '#']) {
+        Err(garde::Error::new(
+            "must not hold a query or fragment (put them in each request's path)",
+        ))
+    } else if url.starts_with("http://") && url.len() > "http://".len() {
         Ok(())
     } else {
         Err(garde::Error::new(
@@ -83,7 +88,8 @@ section! {
         request_timeout: Duration = Duration::seconds(60),
         /// Reuse connections.
         keep_alive: bool = true,
-        /// Idle connections kept per host.
+        /// Connections open at once, across every user: a user that needs one while all
+        /// are open waits for one to close, and the wait counts in its response time.
         #[garde(range(min = 1))]
         max_connections: usize = 1000,
         /// Headers sent with every request.

@@ -11,15 +11,20 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-/// What the server saw: connections accepted, requests that said `Connection: close`.
+/// What the server saw: connections accepted, requests that said `Connection: close`, the
+/// `/slow` requests in progress at once (now and at most), and the request lines.
 #[derive(Default)]
 struct Seen {
     connections: AtomicUsize,
     close: AtomicUsize,
+    slow: AtomicUsize,
+    peak: AtomicUsize,
+    lines: std::sync::Mutex<Vec<String>>,
 }
 
 /// Serves HTTP/1.1 on a free port: `/half` sends a head announcing 10 bytes, then 2, then
-/// closes; `/cut` closes in the middle of the head; any other path is `200 ok`, on a connection kept open unless the request says
+/// closes; `/cut` closes in the middle of the head; `/slow` answers `200 ok` after 200 ms; any
+/// other path is `200 ok` at once, on a connection kept open unless the request says
 /// `Connection: close`.
 fn serve() -> (SocketAddr, Arc<Seen>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -54,6 +59,15 @@ fn connection(stream: TcpStream, seen: &Seen) {
         }
         if close {
             seen.close.fetch_add(1, SeqCst);
+        }
+        if let Ok(mut lines) = seen.lines.lock() {
+            lines.push(first.trim_end().to_owned());
+        }
+        if first.starts_with("GET /slow ") {
+            let now = seen.slow.fetch_add(1, SeqCst) + 1;
+            seen.peak.fetch_max(now, SeqCst);
+            std::thread::sleep(Duration::from_millis(200));
+            seen.slow.fetch_sub(1, SeqCst);
         }
         if first.starts_with("GET /cut ") {
             let _ = writer.write_all(b"HTTP/1.1 200 OK\r\nContent-");
@@ -163,4 +177,58 @@ fn a_feeder_dry_inside_a_repeat_ends_the_user() {
     assert_eq!(r["requests"]["each"]["ok"]["count"], 2, "{}", r["errors"]);
     assert_eq!(r["errors"]["feeder two.csv is empty"], 1);
     assert!(r["requests"]["after"].is_null(), "{}", r["requests"]);
+}
+
+/// `http.maxConnections` caps the connections open at once across every user: a user that
+/// needs one waits, and the wait counts in its response time. Each user sends one slow
+/// request on a connection of its own: at most as many are in progress as connections may
+/// be open.
+///
+/// Catches: the cap ignored (ten requests in progress at once), a permit kept after its
+/// connection closed (the run never ends: `run` times out), and the wait left out of the
+/// response time.
+#[test]
+fn max_connections_caps_the_connections_open_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |http: &str| {
+        format!(
+            "baseUrl: BASE\n{http}scenarios:\n  - name: c\n    injection: [{{atOnceUsers: 10}}]\n    \
+             steps: [{{request: {{name: r, path: /slow}}}}]\n"
+        )
+    };
+    let (addr, seen) = serve();
+    let r = run(dir.path(), addr, &scenario("http: {maxConnections: 2}\n"));
+    assert_eq!(r["requests"]["r"]["ok"]["count"], 10, "{}", r["errors"]);
+    assert_eq!(
+        (seen.peak.load(SeqCst), seen.connections.load(SeqCst)),
+        (2, 10)
+    );
+    // Five rounds of two: the last users waited four rounds for a connection.
+    let max = r["requests"]["r"]["ok"]["max"].as_f64().unwrap();
+    assert!(max >= 900.0, "max {max} ms");
+
+    let (addr, seen) = serve();
+    let r = run(dir.path(), addr, &scenario(""));
+    assert_eq!(r["requests"]["r"]["ok"]["count"], 10, "{}", r["errors"]);
+    assert_eq!(seen.peak.load(SeqCst), 10);
+    let max = r["requests"]["r"]["ok"]["max"].as_f64().unwrap();
+    assert!(max < 900.0, "max {max} ms");
+}
+
+/// A path in `baseUrl` goes in front of every request's path, as Gatling's does.
+#[test]
+fn a_base_url_path_prefixes_every_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, seen) = serve();
+    let r = run(
+        dir.path(),
+        addr,
+        "baseUrl: BASE/api/\nscenarios:\n  - name: p\n    injection: [{atOnceUsers: 1}]\n    \
+         steps: [{request: {name: r, path: /ok}}, {request: {name: q, path: '/ok?x=1'}}]\n",
+    );
+    assert_eq!(r["global"]["ok"]["count"], 2, "{}", r["errors"]);
+    assert_eq!(
+        *seen.lines.lock().unwrap(),
+        ["GET /api/ok HTTP/1.1", "GET /api/ok?x=1 HTTP/1.1"]
+    );
 }

@@ -155,7 +155,7 @@ fn overload_gets_503_at_once_while_long_polls_hold_every_slot() {
     let dir = tempfile::tempdir().unwrap();
     let service = start(&config(
         dir.path(),
-        "  maxThreads: 4\n  minThreads: 1\n  maxQueuedRequests: 0\n",
+        "  maxThreads: 4\n  maxQueuedRequests: 0\n",
         "",
     ));
     let mut admin = connect(service.admin);

@@ -117,9 +117,12 @@ impl Tasks {
     /// `/tasks` and `/tasks/{name}`.
     pub(crate) fn routes(self) -> Router {
         // A task changes the service: POST only (axum answers 405 to anything else).
+        // axum's own 2 MiB limit on a buffered body lifted to `maxBodySize` (one byte more,
+        // so that `run` tells an oversized body with its own message).
+        let limit = axum::extract::DefaultBodyLimit::max(self.max_body.saturating_add(1));
         Router::new()
             .route("/tasks", get(list))
-            .route("/tasks/{name}", axum::routing::post(run))
+            .route("/tasks/{name}", axum::routing::post(run).layer(limit))
             .with_state(self)
     }
 }

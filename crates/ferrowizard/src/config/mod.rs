@@ -6,6 +6,7 @@
 //! added to the application's own fields.
 
 mod legacy;
+mod refused;
 pub mod server;
 
 use std::path::Path;
@@ -18,12 +19,88 @@ use serde::de::DeserializeOwned;
 pub use server::ServerFactory;
 
 section! {
-    /// `metrics:`: how often metrics are sampled and reported.
+    /// `metrics:`: the reporters that write the registry out on a schedule (besides the admin
+    /// side's `/metrics`, which is read on request).
     pub struct MetricsFactory {
-        /// The reporting interval.
+        /// How often each reporter reports, unless it sets its own `frequency`.
+        #[garde(custom(positive_duration))]
         frequency: Duration = Duration::minutes(1),
-        /// Report once more when the service stops.
+        /// Every reporter reports once more as the service stops, after the last request.
         report_on_stop: bool = false,
+        /// Where reports go: `{type: log}` and `{type: csv, file: DIR}`, as DropWizard's.
+        #[garde(dive)]
+        reporters: Vec<ReporterFactory> = Vec::new(),
+    }
+}
+
+/// `metrics.reporters:` entries, chosen by `type`.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, garde::Validate)]
+#[serde(rename_all = "lowercase")]
+pub enum ReporterFactory {
+    /// `type: log`: one line per metric to a logger, as DropWizard's `Slf4jReporter`.
+    Log(#[garde(dive)] LogReporterFactory),
+    /// `type: csv`: one CSV file per metric in a directory, as DropWizard's `CsvReporter`.
+    Csv(#[garde(dive)] CsvReporterFactory),
+}
+
+impl Serialize for ReporterFactory {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ReporterFactory::Log(r) => ferrowizard_config::serialize_tagged(s, "log", r),
+            ReporterFactory::Csv(r) => ferrowizard_config::serialize_tagged(s, "csv", r),
+        }
+    }
+}
+
+/// Declares a reporter section: the fields every reporter has, then its own.
+macro_rules! reporter {
+    (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
+        ferrowizard_config::section!(@emit [$($meta)*] $name [
+            [
+                /// This reporter's interval, in place of `metrics.frequency`.
+                #[garde(inner(custom(positive_duration)))]
+                frequency: Option<Duration> = None
+            ]
+            [
+                /// Only the metrics of these names (DropWizard JSON keys, e.g.
+                /// `ferrowizard.requests`); empty: every metric.
+                includes: Vec<String> = Vec::new()
+            ]
+            [
+                /// Never the metrics of these names.
+                excludes: Vec<String> = Vec::new()
+            ]
+            $($fields)*
+        ]);
+    };
+}
+
+section! {
+    /// `type: log`.
+    pub struct LogReporterFactory {
+        /// The logger the lines go to, at INFO (its level and appenders are `logging:`'s).
+        #[garde(length(min = 1))]
+        logger: String = "metrics".to_owned(),
+    }
+    with reporter
+}
+
+section! {
+    /// `type: csv`.
+    pub struct CsvReporterFactory {
+        /// The directory the files go to (made if missing). Required.
+        #[garde(custom(required_directory))]
+        file: Option<String> = None,
+    }
+    with reporter
+}
+
+fn required_directory(path: &Option<String>, _: &()) -> garde::Result {
+    match path {
+        Some(p) if !p.trim().is_empty() => Ok(()),
+        _ => Err(garde::Error::new(
+            "is required for a csv reporter (a directory)",
+        )),
     }
 }
 
@@ -161,6 +238,7 @@ macro_rules! __framework_fields {
             ]
             [
                 /// `metrics:`.
+                #[garde(dive)]
                 metrics: $crate::config::MetricsFactory = Default::default()
             ]
             [
@@ -223,6 +301,9 @@ pub fn loader(overrides: &[String]) -> Loader<'static> {
     Loader::new()
         .overrides(overrides.to_vec())
         .transform(legacy::normalize)
+        .transform(refused::external_logging)
+        .refuse(refused::REFUSED)
+        .refuse(ferrowizard_logging::config::REFUSED)
 }
 
 /// Loads and validates an application's configuration file.
@@ -263,6 +344,10 @@ pub fn dump<C: Configuration>(config: &C) -> Result<String, DumpError> {
         }
     }
     let mut value = serde_json::to_value(config)?;
+    // A key one section shares with another that refuses it (a request-log appender's
+    // `threshold`) is left out, so that the dump loads back.
+    ferrowizard_config::prune_refused(&mut value, refused::REFUSED);
+    ferrowizard_config::prune_refused(&mut value, ferrowizard_logging::config::REFUSED);
     escape(&mut value);
     Ok(serde_saphyr::to_string(&value)?)
 }

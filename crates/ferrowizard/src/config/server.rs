@@ -2,6 +2,9 @@
 
 use ferrowizard_config::{Duration, Size, section, serialize_tagged};
 use ferrowizard_logging::config::{AppenderFactory, ConsoleAppenderFactory};
+use std::net::IpAddr;
+
+use ipnet::IpNet;
 use serde::{Deserialize, Serialize, Serializer};
 
 /// Declares a connector section: the fields every connector has, then its own.
@@ -24,7 +27,9 @@ macro_rules! connector {
                 idle_timeout: Duration = Duration::seconds(30)
             ]
             [
-                /// Larger request heads get 431.
+                /// Larger request heads get 431 (HTTP/1), or a stream reset (HTTP/2's header
+                /// list). At least 8 KiB: the HTTP/1 parser's smallest buffer.
+                #[garde(custom(header_size_floor))]
                 max_request_header_size: Size = Size::kibibytes(8)
             ]
             [
@@ -49,8 +54,20 @@ macro_rules! connector {
                 use_date_header: bool = true
             ]
             [
-                /// Trust `X-Forwarded-For` / `Forwarded` for the client address.
+                /// Take the client's address, scheme and host from a proxy's `Forwarded`
+                /// (RFC 7239) or `X-Forwarded-For`/`-Proto`/`-Host` headers: the request log
+                /// and handlers (`ConnectInfo`, `ferrowizard::server::Client`) then see the
+                /// client, not the proxy. Off by default, as in DropWizard: a client could
+                /// name any address.
                 use_forwarded_headers: bool = false
+            ]
+            [
+                /// With `useForwardedHeaders`: only these peers' headers are trusted
+                /// (networks such as `10.0.0.0/8`, or addresses), and the client is the last
+                /// address they name that is not one of them. Empty: every peer is trusted and
+                /// the first address named is the client (DropWizard's behaviour).
+                #[garde(inner(custom(valid_network)))]
+                trusted_proxies: Vec<String> = Vec::new()
             ]
             $($fields)*
         ]);
@@ -73,9 +90,49 @@ section! {
         #[garde(custom(required_path))]
         key_path: Option<String> = None,
         /// Accepted protocol versions.
+        #[garde(length(min = 1))]
         supported_protocols: Vec<TlsProtocol> = vec![TlsProtocol::TlsV12, TlsProtocol::TlsV13],
     }
     with connector
+}
+
+/// A network of `trustedProxies`: `10.0.0.0/8`, `2001:db8::/32`, or one address.
+pub(crate) fn parse_network(text: &str) -> Result<IpNet, String> {
+    let text = text.trim();
+    text.parse::<IpNet>()
+        .or_else(|_| text.parse::<IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("{text:?} is not a network (10.0.0.0/8) or an address (10.1.2.3)"))
+}
+
+fn header_size_floor(size: &Size, _: &()) -> garde::Result {
+    if size.to_bytes() < 8192 {
+        Err(garde::Error::new(
+            "must be at least 8KiB (the HTTP/1 parser reads heads into a buffer no smaller)",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn valid_network(network: &str, _: &()) -> garde::Result {
+    parse_network(network)
+        .map(|_| ())
+        .map_err(garde::Error::new)
+}
+
+/// Request-log appenders' layouts: the default line, or `access-json`.
+fn request_log_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
+    use ferrowizard_logging::config::LayoutFactory;
+    match appenders
+        .iter()
+        .position(|a| matches!(a.layout(), Some(LayoutFactory::Json(_))))
+    {
+        Some(i) => Err(garde::Error::new(format!(
+            "[{i}]: the request log's layout is access-json (a request's fields); json is \
+             the application log's layout (an event's fields)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn required_path(path: &Option<String>, _: &()) -> garde::Result {
@@ -145,6 +202,7 @@ section! {
     /// `requestLog:`: one line per request, DropWizard's NCSA format by default.
     pub struct RequestLogFactory {
         /// Where lines go; `[]` turns the request log off at no cost per request.
+        #[garde(dive, custom(request_log_layouts))]
         appenders: Vec<AppenderFactory> = vec![AppenderFactory::Console(ConsoleAppenderFactory::default())],
         /// Paths not logged, e.g. `/healthcheck` (exact, or a prefix ending in `*`).
         excluded_paths: Vec<String> = Vec::new(),
@@ -156,13 +214,14 @@ section! {
     pub struct GzipFactory {
         /// Compress responses the client accepts compressed.
         enabled: bool = true,
-        /// Smaller bodies are sent as they are.
+        /// Smaller bodies are sent as they are (a body of unknown length is compressed).
         minimum_entity_size: Size = Size::bytes(256),
-        /// The compressor's buffer.
-        buffer_size: Size = Size::kibibytes(8),
-        /// Media types compressed; empty means every compressible type.
+        /// Media types compressed (`text/plain`; parameters such as `charset` do not count);
+        /// empty: every type but images (SVG aside), gRPC and server-sent events.
+        #[garde(inner(custom(media_type)))]
         compressed_mime_types: Vec<String> = Vec::new(),
         /// Request methods whose responses are compressed.
+        #[garde(inner(custom(http_method)))]
         included_methods: Vec<String> = vec!["GET".to_owned()],
     }
 }
@@ -185,17 +244,8 @@ macro_rules! server {
                 max_threads: usize = 1024
             ]
             [
-                /// Threads kept ready.
-                #[garde(range(min = 1))]
-                min_threads: usize = 8
-            ]
-            [
                 /// Requests that may wait for a slot before the server answers 503.
                 max_queued_requests: usize = 1024
-            ]
-            [
-                /// An idle worker thread stops after this long.
-                idle_thread_timeout: Duration = Duration::minutes(1)
             ]
             [
                 /// The request log.
@@ -204,6 +254,7 @@ macro_rules! server {
             ]
             [
                 /// Response compression.
+                #[garde(dive)]
                 gzip: GzipFactory = GzipFactory::default()
             ]
             [
@@ -212,7 +263,10 @@ macro_rules! server {
                 allowed_methods: Vec<String> = default_allowed_methods()
             ]
             [
-                /// The application's root path.
+                /// The path the application's routes are served under, after the context
+                /// path (`/api`; DropWizard's `/api/*` form is read the same). The admin
+                /// side is not under it.
+                #[garde(inner(custom(valid_root_path)))]
                 root_path: Option<String> = None
             ]
             [
@@ -226,6 +280,49 @@ macro_rules! server {
             $($fields)*
         ]);
     };
+}
+
+fn valid_root_path(path: &String, _: &()) -> garde::Result {
+    let bad = |why: &str| Err(garde::Error::new(format!("{path:?} {why}")));
+    let trimmed = path.strip_suffix("/*").unwrap_or(path);
+    if !path.starts_with('/') {
+        bad("must start with / (e.g. /api)")
+    } else if trimmed.contains('*') {
+        bad("may end with /* but holds no other *: it is a path, not a pattern")
+    } else if trimmed.contains(['{', '}', '?', '#', ' ']) {
+        bad("must be a plain path (no {, }, ?, # or spaces)")
+    } else if trimmed.contains("//") {
+        bad("must not contain //")
+    } else {
+        Ok(())
+    }
+}
+
+/// `base` and `path` joined as path prefixes: `("/", "/api")` is `/api`, `("/app", "/")` is
+/// `/app`; the result has no trailing `/` (empty: the root).
+fn join_paths(base: &str, path: &str) -> String {
+    let path = path.strip_suffix("/*").unwrap_or(path);
+    let base = base.trim_end_matches('/');
+    let path = path.trim_matches('/');
+    if path.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}/{path}")
+    }
+}
+
+fn media_type(media_type: &String, _: &()) -> garde::Result {
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    match media_type.trim().split_once('/') {
+        Some((kind, sub)) if token(kind) && token(sub) => Ok(()),
+        _ => Err(garde::Error::new(format!(
+            "{media_type:?} is not a media type (type/subtype, e.g. text/plain)"
+        ))),
+    }
 }
 
 fn http_method(method: &String, _: &()) -> garde::Result {
@@ -251,9 +348,6 @@ section! {
         /// Admin requests handled at once.
         #[garde(range(min = 1))]
         admin_max_threads: usize = 64,
-        /// Admin threads kept ready.
-        #[garde(range(min = 1))]
-        admin_min_threads: usize = 1,
         /// The application's path prefix.
         application_context_path: String = "/".to_owned(),
         /// The admin interface's path prefix.
@@ -287,12 +381,10 @@ pub enum ServerFactory {
 }
 
 /// The settings both server types have, borrowed from either.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SharedSettings<'a> {
     /// `maxThreads`.
     pub max_threads: usize,
-    /// `minThreads`.
-    pub min_threads: usize,
     /// `maxQueuedRequests`.
     pub max_queued_requests: usize,
     /// `allowedMethods`.
@@ -305,6 +397,9 @@ pub struct SharedSettings<'a> {
     pub shutdown_grace_period: Duration,
     /// `requestLog`.
     pub request_log: &'a RequestLogFactory,
+    /// Where the application's routes are served: the application context path joined with
+    /// `rootPath` (no trailing `/`; empty: the root).
+    pub application_path: String,
 }
 
 impl ServerFactory {
@@ -314,13 +409,16 @@ impl ServerFactory {
             ($f:expr) => {
                 SharedSettings {
                     max_threads: $f.max_threads,
-                    min_threads: $f.min_threads,
                     max_queued_requests: $f.max_queued_requests,
                     allowed_methods: &$f.allowed_methods,
                     gzip: &$f.gzip,
                     max_request_body_size: $f.max_request_body_size,
                     shutdown_grace_period: $f.shutdown_grace_period,
                     request_log: &$f.request_log,
+                    application_path: join_paths(
+                        &$f.application_context_path,
+                        $f.root_path.as_deref().unwrap_or("/"),
+                    ),
                 }
             };
         }
@@ -358,17 +456,8 @@ impl garde::Validate for ServerFactory {
         let mut rule = |field: &str, message: String| {
             report.append(parent().join(field), garde::Error::new(message))
         };
-        let (min, max) = match self {
+        match self {
             ServerFactory::Default(f) => {
-                if f.admin_min_threads > f.admin_max_threads {
-                    rule(
-                        "admin_min_threads",
-                        format!(
-                            "must be <= adminMaxThreads ({} > {})",
-                            f.admin_min_threads, f.admin_max_threads
-                        ),
-                    );
-                }
                 let ports: Vec<u16> = f
                     .application_connectors
                     .iter()
@@ -383,7 +472,6 @@ impl garde::Validate for ServerFactory {
                         );
                     }
                 }
-                (f.min_threads, f.max_threads)
             }
             ServerFactory::Simple(f) => {
                 if f.application_context_path == f.admin_context_path {
@@ -392,18 +480,78 @@ impl garde::Validate for ServerFactory {
                         "must differ from applicationContextPath".to_owned(),
                     );
                 }
-                (f.min_threads, f.max_threads)
             }
-        };
-        if min > max {
-            rule(
-                "min_threads",
-                format!("must be <= maxThreads ({min} > {max})"),
-            );
         }
         match self {
             ServerFactory::Default(f) => f.validate_into(ctx, parent, report),
             ServerFactory::Simple(f) => f.validate_into(ctx, parent, report),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_application_path_joins_the_context_path_and_the_root_path() {
+        for (base, root, joined) in [
+            ("/", "/", ""),
+            ("/", "/*", ""),
+            ("/", "/api", "/api"),
+            ("/", "/api/*", "/api"),
+            ("/", "/api/", "/api"),
+            ("/application", "/", "/application"),
+            ("/application", "/api/v1/*", "/application/api/v1"),
+            ("/application/", "/api", "/application/api"),
+        ] {
+            assert_eq!(join_paths(base, root), joined, "{base} + {root}");
+        }
+    }
+
+    #[test]
+    fn each_log_takes_its_own_layout() {
+        use crate::config::{FrameworkConfiguration, load_str};
+        let load = |text: &str| load_str::<FrameworkConfiguration>("config.yaml", text, &[]);
+        load("server:\n  requestLog:\n    appenders: [{type: console, layout: {type: access-json}}]\n")
+            .unwrap();
+        load("logging:\n  appenders: [{type: console, layout: {type: json}}]\n").unwrap();
+        for (text, path, says) in [
+            (
+                "server:\n  requestLog:\n    appenders: [{type: console}, {type: console, layout: {type: json}}]\n",
+                "server.requestLog.appenders",
+                "[1]: the request log's layout is access-json",
+            ),
+            (
+                "logging:\n  appenders: [{type: console, layout: {type: access-json}}]\n",
+                "logging.appenders",
+                "[0]: access-json is the request log's layout",
+            ),
+            (
+                "logging:\n  loggers:\n    a: {level: INFO, appenders: [{type: console, layout: {type: access-json}}]}\n",
+                "logging.loggers.a.appenders",
+                "[0]: access-json is the request log's layout",
+            ),
+            (
+                "server:\n  requestLog:\n    appenders: [{type: file, archive: false}]\n",
+                "server.requestLog.appenders[0].currentLogFilename",
+                "is required",
+            ),
+        ] {
+            let report = load(text).unwrap_err();
+            assert_eq!(report.errors.len(), 1, "{report}");
+            assert_eq!(report.errors[0].path, path, "{report}");
+            assert!(report.to_string().contains(says), "{report}");
+        }
+    }
+
+    #[test]
+    fn a_root_path_must_be_a_plain_path() {
+        for ok in ["/", "/*", "/api", "/api/*", "/a/b-c_d.e/"] {
+            assert!(valid_root_path(&ok.to_owned(), &()).is_ok(), "{ok}");
+        }
+        for bad in ["api", "/api/*/x", "/a*", "/{id}", "/a?b", "/a//b", ""] {
+            assert!(valid_root_path(&bad.to_owned(), &()).is_err(), "{bad}");
         }
     }
 }

@@ -32,7 +32,17 @@ pub struct ConnectionSettings {
     pub header_read_timeout: Duration,
     /// Larger request heads get 431.
     pub max_header_size: usize,
+    /// `useServerHeader`: every response carries [`SERVER_HEADER`] (unless its handler set
+    /// one).
+    pub server_header: bool,
+    /// `useDateHeader`: every response carries a `Date` header.
+    pub date_header: bool,
+    /// `useForwardedHeaders` (with `trustedProxies`): whose proxy headers name the client.
+    pub(crate) forwarded: Option<Arc<super::forwarded::Trust>>,
 }
+
+/// The `Server` header's value when `useServerHeader` is on, as Jetty sends `Jetty(9.4.x)`.
+pub const SERVER_HEADER: &str = concat!("ferrowizard/", env!("CARGO_PKG_VERSION"));
 
 /// Binds `addr` with the connector's socket options.
 pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<TcpListener> {
@@ -101,6 +111,7 @@ pub async fn accept_loop(
         tracing::debug!(target: "ferrowizard::server::connection", %peer, local = ?local, "connection accepted");
         let _ = stream.set_nodelay(true);
         let task = Connection {
+            tls: tls.is_some(),
             service: service.clone(),
             settings: settings.clone(),
             shutdown: shutdown.clone(),
@@ -134,6 +145,8 @@ pub async fn accept_loop(
 }
 
 struct Connection {
+    /// Over TLS: requests carry `forwarded::Tls`, so that `Client` says `https`.
+    tls: bool,
     service: HttpService,
     settings: ConnectionSettings,
     shutdown: watch::Receiver<bool>,
@@ -159,7 +172,12 @@ impl Connection {
         // their futures do), so a borrow never meets another, and a lock's two atomic
         // operations a request bought nothing.
         let service = std::cell::RefCell::new(self.service.clone());
-        let extensions = connection_extensions(peer);
+        let mut extensions = connection_extensions(peer);
+        if self.tls {
+            extensions.insert(super::forwarded::Tls);
+        }
+        let forwarded = self.settings.forwarded.clone();
+        let server_header = self.settings.server_header;
         let hyper_service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             let in_flight = InFlight::new(&head_activity, req.version() == http::Version::HTTP_2);
             // axum's own form, so that handlers can extract `ConnectInfo<SocketAddr>`.
@@ -168,6 +186,13 @@ impl Connection {
             } else {
                 req.extensions_mut()
                     .insert(axum::extract::ConnectInfo(peer));
+            }
+            if let Some(trust) = &forwarded
+                && let Some((client, found)) = trust.resolve(peer, req.headers())
+            {
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(client));
+                req.extensions_mut().insert(found);
             }
             tracing::debug!(
                 target: "ferrowizard::server::request",
@@ -180,9 +205,13 @@ impl Connection {
             let request = req.map(Body::new);
             // The gate's future is hyper's: no future wrapped around it (each wrapper is
             // another copy of the whole request state, ~700 bytes, on its way into hyper).
-            service
-                .borrow_mut()
-                .call_ready(request, Answer { in_flight })
+            service.borrow_mut().call_ready(
+                request,
+                Answer {
+                    in_flight,
+                    server_header,
+                },
+            )
         });
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // No `header_read_timeout` here: hyper arms a timer for it on every request (a timer
@@ -191,8 +220,13 @@ impl Connection {
         builder
             .http1()
             .max_buf_size(self.settings.max_header_size.max(8192))
-            .keep_alive(true);
-        builder.http2().timer(TokioTimer::new());
+            .keep_alive(true)
+            .auto_date_header(self.settings.date_header);
+        builder
+            .http2()
+            .max_header_list_size(u32::try_from(self.settings.max_header_size).unwrap_or(u32::MAX))
+            .timer(TokioTimer::new())
+            .auto_date_header(self.settings.date_header);
         let conn = builder.serve_connection_with_upgrades(io, hyper_service);
         tokio::pin!(conn);
         // Both futures are made once and polled by reference: re-creating them on every
@@ -493,10 +527,18 @@ impl Drop for InFlight {
 /// are concerned. Dropped unused when the client goes away first.
 pub(crate) struct Answer {
     in_flight: InFlight,
+    /// `useServerHeader`.
+    server_header: bool,
 }
 
 impl Answer {
     pub(crate) fn answered(self, response: &mut Response<Body>) {
+        if self.server_header {
+            response
+                .headers_mut()
+                .entry(http::header::SERVER)
+                .or_insert(http::HeaderValue::from_static(SERVER_HEADER));
+        }
         tracing::debug!(target: "ferrowizard::server::response", peer = &*self.in_flight.0.peer, status = response.status().as_u16(), "response written");
         if http_body::Body::size_hint(response.body())
             .exact()

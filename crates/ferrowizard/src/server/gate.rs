@@ -33,16 +33,16 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body::Body as _;
 use pin_project_lite::pin_project;
 use tower::Service;
-use tower_http::compression::predicate::{And, DefaultPredicate, Predicate, SizeAbove};
 use tower_http::compression::{Compression, CompressionLayer};
 
+use super::compress::Compressible;
 use super::connector::Answer;
 use super::limits::{Overload, plain};
 use super::metrics::RequestMetrics;
 use super::request_log::{Entry, RequestLog};
 use super::routes::{Route, RouteTable};
 
-type Compressor = And<SizeAbove, DefaultPredicate>;
+type Compressor = Compressible;
 
 /// What [`Gate`] needs from the configuration.
 #[derive(Clone, Debug)]
@@ -51,6 +51,10 @@ pub struct GateSettings {
     pub gzip: bool,
     /// `gzip.minimumEntitySize`, bytes.
     pub minimum_entity_size: u64,
+    /// `gzip.compressedMimeTypes`.
+    pub compressed_mime_types: Vec<String>,
+    /// `gzip.includedMethods`: the requests whose responses may be compressed.
+    pub compressed_methods: Vec<String>,
     /// `allowedMethods`.
     pub allowed_methods: Vec<String>,
     /// `maxRequestBodySize`, bytes.
@@ -63,6 +67,8 @@ pub struct GateSettings {
 struct Shared {
     overload: Arc<Overload>,
     allowed: Box<[Method]>,
+    /// `gzip.includedMethods`.
+    compressed_methods: Box<[Method]>,
     max_body: u64,
     /// Responses at least this long may be compressed: they carry `Vary: Accept-Encoding`
     /// whoever asked, as tower-http's compression does (`None`: gzip is off).
@@ -92,8 +98,10 @@ impl<S: Clone> Gate<S> {
         request_log: Option<Arc<RequestLog>>,
     ) -> Gate<S> {
         let compressing = settings.gzip.then(|| {
-            let predicate =
-                SizeAbove::new(settings.minimum_entity_size).and(DefaultPredicate::new());
+            let predicate = Compressible::new(
+                settings.minimum_entity_size,
+                &settings.compressed_mime_types,
+            );
             tower::Layer::layer(
                 &CompressionLayer::new().gzip(true).compress_when(predicate),
                 router.clone(),
@@ -104,11 +112,8 @@ impl<S: Clone> Gate<S> {
             compressing,
             shared: Arc::new(Shared {
                 overload,
-                allowed: settings
-                    .allowed_methods
-                    .iter()
-                    .filter_map(|m| Method::from_bytes(m.as_bytes()).ok())
-                    .collect(),
+                allowed: methods(&settings.allowed_methods),
+                compressed_methods: methods(&settings.compressed_methods),
                 max_body: settings.max_body,
                 vary_from: settings.gzip.then_some(settings.minimum_entity_size),
                 metrics,
@@ -117,6 +122,13 @@ impl<S: Clone> Gate<S> {
             }),
         }
     }
+}
+
+fn methods(names: &[String]) -> Box<[Method]> {
+    names
+        .iter()
+        .filter_map(|m| Method::from_bytes(m.as_bytes()).ok())
+        .collect()
 }
 
 /// A clone for a new connection gets a copy of the shared state behind a reference count of
@@ -255,8 +267,11 @@ impl<S: Inner> Gate<S> {
                 );
                 route
             });
-        // Any encoding named: tower-http decides (and answers 406 to what it cannot meet).
-        let compress = self.compressing.is_some() && accepts_encoding;
+        // Any encoding named, for a method `includedMethods` lists: tower-http decides (and
+        // answers 406 to what it cannot meet).
+        let compress = self.compressing.is_some()
+            && accepts_encoding
+            && shared.compressed_methods.contains(req.method());
         finish.admitted = true;
         finish.route = route;
         if !runs {

@@ -7,7 +7,9 @@
 //! catching → the application's axum router → back through the gate, which times it under
 //! its route and writes its request-log line.
 
+mod compress;
 pub mod connector;
+mod forwarded;
 pub mod gate;
 pub mod limits;
 pub mod metrics;
@@ -25,6 +27,7 @@ use tokio::sync::watch;
 use crate::config::server::{ConnectorFactory, ServerFactory, TlsProtocol};
 use connector::{ConnectionSettings, Connections, HttpService};
 use ferrowizard_metrics::{MetricRegistry, RegistryError};
+pub use forwarded::Client;
 use gate::{Gate, GateSettings};
 use limits::Overload;
 use metrics::RequestMetrics;
@@ -110,6 +113,11 @@ fn settings(c: &ConnectorFactory) -> (ConnectionSettings, u32, bool) {
                     header_read_timeout: $c.header_read_timeout.get(),
                     max_header_size: usize::try_from($c.max_request_header_size.to_bytes())
                         .unwrap_or(usize::MAX),
+                    server_header: $c.use_server_header,
+                    date_header: $c.use_date_header,
+                    forwarded: $c
+                        .use_forwarded_headers
+                        .then(|| Arc::new(forwarded::Trust::new(&$c.trusted_proxies))),
                 },
                 $c.accept_queue_size,
                 $c.reuse_address,
@@ -176,6 +184,8 @@ impl GateSettings {
         GateSettings {
             gzip: shared.gzip.enabled,
             minimum_entity_size: shared.gzip.minimum_entity_size.to_bytes(),
+            compressed_mime_types: shared.gzip.compressed_mime_types.clone(),
+            compressed_methods: shared.gzip.included_methods.clone(),
             allowed_methods: shared.allowed_methods.to_vec(),
             max_body: shared.max_request_body_size.to_bytes(),
         }
@@ -262,7 +272,7 @@ impl Server {
         type Served = (Router, Arc<RouteTable>);
         let plans: Vec<(Plan, Served)> = match server {
             ServerFactory::Default(f) => {
-                let (app, table) = app.into().under(&f.application_context_path);
+                let (app, table) = app.into().under(&shared.application_path);
                 let app: Served = (app, Arc::new(table));
                 let admin_r: Served = (
                     prefixed(admin_router, &f.admin_context_path),
@@ -297,7 +307,7 @@ impl Server {
                 plans
             }
             ServerFactory::Simple(f) => {
-                let (app, table) = app.into().under(&f.application_context_path);
+                let (app, table) = app.into().under(&shared.application_path);
                 let admin = routes::layered(prefixed(admin_router, &f.admin_context_path));
                 let router: Served = (app.merge(admin), Arc::new(table));
                 vec![(

@@ -38,9 +38,27 @@ enum Format {
 #[derive(Debug)]
 pub struct RequestLog {
     appenders: Vec<Appender>,
+    /// Each appender's line format and time zone, in the order of `appenders`.
+    lines: Vec<(Format, Zone)>,
     excluded: Vec<String>,
-    format: Format,
-    zone: TimeZone,
+}
+
+/// An appender's `timeZone`, with an id of its own that keys the timestamp cache (two
+/// appenders in different zones must not share a formatted second).
+#[derive(Debug)]
+struct Zone {
+    tz: TimeZone,
+    id: u64,
+}
+
+impl Zone {
+    fn new(tz: TimeZone) -> Zone {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Zone {
+            tz,
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
 }
 
 impl RequestLog {
@@ -51,19 +69,25 @@ impl RequestLog {
         app_name: &str,
     ) -> Result<Option<Arc<RequestLog>>, ferrowizard_logging::BuildError> {
         let mut appenders = Vec::new();
-        let mut format = Format::Combined;
+        let mut lines = Vec::new();
         for (i, f) in factory.appenders.iter().enumerate() {
             let mut f = f.clone();
             lossless_by_default(&mut f);
-            if matches!(
-                layout_of(&f),
-                Some(ferrowizard_logging::LayoutFactory::AccessJson(_))
-            ) {
-                format = Format::Json;
-            }
+            let format = match f.layout() {
+                Some(ferrowizard_logging::LayoutFactory::AccessJson(_)) => Format::Json,
+                _ => Format::Combined,
+            };
             let name = format!("server.requestLog.appenders[{i}]");
+            let zone =
+                ferrowizard_logging::layout::time::time_zone(f.time_zone()).map_err(|message| {
+                    ferrowizard_logging::BuildError::Invalid {
+                        appender: name.clone(),
+                        message,
+                    }
+                })?;
             if let Some(a) = ferrowizard_logging::start_raw_appender(&name, &f, app_name)? {
                 appenders.push(a);
+                lines.push((format, Zone::new(zone)));
             }
         }
         if appenders.is_empty() {
@@ -71,9 +95,8 @@ impl RequestLog {
         }
         Ok(Some(Arc::new(RequestLog {
             appenders,
+            lines,
             excluded: factory.excluded_paths.clone(),
-            format,
-            zone: TimeZone::UTC,
         })))
     }
 
@@ -145,7 +168,7 @@ impl RequestLog {
 
     fn write(&self, entry: &Entry, status: u16, bytes: u64, took: Duration) {
         let elapsed = took.as_millis();
-        for appender in &self.appenders {
+        for (appender, (format, zone)) in self.appenders.iter().zip(&self.lines) {
             // Formatted into the record in its queue slot (once per appender: a request
             // log rarely has more than one).
             appender.log(&tracing::Level::INFO, |record| {
@@ -157,8 +180,8 @@ impl RequestLog {
                 record.preformatted = true;
                 record.level = tracing::Level::INFO;
                 record.time = entry.time;
-                record.set_message(|line| match self.format {
-                    Format::Combined => combined(line, entry, status, bytes, elapsed, &self.zone),
+                record.set_message(|line| match format {
+                    Format::Combined => combined(line, entry, status, bytes, elapsed, zone),
                     Format::Json => json(line, entry, status, bytes, elapsed),
                 });
             });
@@ -166,30 +189,10 @@ impl RequestLog {
     }
 }
 
-fn layout_of(
-    f: &ferrowizard_logging::AppenderFactory,
-) -> Option<&ferrowizard_logging::LayoutFactory> {
-    use ferrowizard_logging::AppenderFactory::*;
-    match f {
-        Console(a) => a.layout.as_ref(),
-        File(a) => a.layout.as_ref(),
-        Syslog(a) => a.layout.as_ref(),
-        Tcp(a) => a.layout.as_ref(),
-        Udp(a) => a.layout.as_ref(),
-    }
-}
-
 /// The request log waits rather than drops unless told otherwise (`discardingThreshold`
 /// left at its default of -1 means 0 here).
 fn lossless_by_default(f: &mut ferrowizard_logging::AppenderFactory) {
-    use ferrowizard_logging::AppenderFactory::*;
-    let threshold = match f {
-        Console(a) => &mut a.discarding_threshold,
-        File(a) => &mut a.discarding_threshold,
-        Syslog(a) => &mut a.discarding_threshold,
-        Tcp(a) => &mut a.discarding_threshold,
-        Udp(a) => &mut a.discarding_threshold,
-    };
+    let threshold = f.discarding_threshold_mut();
     if *threshold < 0 {
         *threshold = 0;
     }
@@ -253,8 +256,10 @@ const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
-/// The timestamp of one second, formatted.
+/// The timestamp of one second in one zone, formatted.
 struct Stamp {
+    /// The zone's [`Zone::id`].
+    zone: u64,
     /// The second: `from` (inclusive) to `until`.
     from: SystemTime,
     until: SystemTime,
@@ -267,6 +272,7 @@ thread_local! {
     /// its time with the second's bounds.
     static STAMP: std::cell::RefCell<Stamp> = const {
         std::cell::RefCell::new(Stamp {
+            zone: 0,
             from: SystemTime::UNIX_EPOCH,
             until: SystemTime::UNIX_EPOCH,
             text: String::new(),
@@ -274,11 +280,11 @@ thread_local! {
     };
 }
 
-fn write_stamp(out: &mut Text, time: SystemTime, zone: &TimeZone) {
+fn write_stamp(out: &mut Text, time: SystemTime, zone: &Zone) {
     use std::fmt::Write;
     STAMP.with(|cell| {
         let mut cache = cell.borrow_mut();
-        let same = time >= cache.from && time < cache.until;
+        let same = cache.zone == zone.id && time >= cache.from && time < cache.until;
         if !same {
             // Whole seconds since the epoch (before it: floored), without 128-bit arithmetic.
             let second = match time.duration_since(SystemTime::UNIX_EPOCH) {
@@ -301,8 +307,9 @@ fn write_stamp(out: &mut Text, time: SystemTime, zone: &TimeZone) {
                 .checked_add(Duration::from_secs(1))
                 .unwrap_or(cache.from);
             cache.text.clear();
+            cache.zone = zone.id;
             if let Ok(ts) = jiff::Timestamp::from_second(second) {
-                let z = ts.to_zoned_datetime(zone.clone());
+                let z = ts.to_zoned_datetime(zone.tz.clone());
                 let offset = z.offset().seconds();
                 let _ = write!(
                     cache.text,
@@ -357,7 +364,7 @@ fn write_ip(out: &mut Text, ip: std::net::IpAddr) {
 }
 
 /// `%h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D`.
-fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, zone: &TimeZone) {
+fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, zone: &Zone) {
     match e.client.map(|a| a.ip()) {
         Some(ip) => write_ip(out, ip),
         None => out.push('-'),
@@ -507,8 +514,10 @@ mod tests {
     use super::*;
 
     fn stamp(time: SystemTime) -> String {
+        static UTC: std::sync::LazyLock<Zone> =
+            std::sync::LazyLock::new(|| Zone::new(TimeZone::UTC));
         let mut out = Text::default();
-        write_stamp(&mut out, time, &TimeZone::UTC);
+        write_stamp(&mut out, time, &UTC);
         out.as_str().to_owned()
     }
 
@@ -673,9 +682,8 @@ mod tests {
         .unwrap();
         let log = Arc::new(RequestLog {
             appenders: vec![appender],
+            lines: vec![(format, Zone::new(TimeZone::UTC))],
             excluded: Vec::new(),
-            format,
-            zone: TimeZone::UTC,
         });
         let headers = request.headers();
         let mut entry = log

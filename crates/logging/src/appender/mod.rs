@@ -149,6 +149,32 @@ pub struct Appender {
     wake_depth: u64,
     control: Sender<Control>,
     worker: Mutex<Option<JoinHandle<()>>>,
+    /// `messageRate`: events beyond one per period are dropped (and counted).
+    throttle: Option<Throttle>,
+}
+
+/// At most one event per `every`, as DropWizard's `messageRate` (logback's throttling
+/// appender): the first event at or after `next` passes and moves `next` on; the others
+/// meanwhile are dropped.
+#[derive(Debug)]
+struct Throttle {
+    every: u64,
+    started: std::time::Instant,
+    /// Nanoseconds since `started` from which the next event passes.
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Throttle {
+    fn admit(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let next = self.next.load(Relaxed);
+        now >= next
+            && self
+                .next
+                .compare_exchange(next, now.saturating_add(self.every), Relaxed, Relaxed)
+                .is_ok()
+    }
 }
 
 impl std::fmt::Debug for Appender {
@@ -203,7 +229,20 @@ impl Appender {
             room,
             control,
             worker: Mutex::new(Some(worker)),
+            throttle: None,
         })
+    }
+
+    /// Lets at most one event a `period` through (DropWizard's `messageRate`); the others
+    /// are dropped and counted. A zero period lets every event through.
+    #[must_use]
+    pub fn with_message_rate(mut self, period: Duration) -> Appender {
+        self.throttle = (!period.is_zero()).then(|| Throttle {
+            every: u64::try_from(period.as_nanos()).unwrap_or(u64::MAX),
+            started: std::time::Instant::now(),
+            next: std::sync::atomic::AtomicU64::new(0),
+        });
+        self
     }
 
     /// The appender's name, as in its counters.
@@ -231,6 +270,12 @@ impl Appender {
     #[inline]
     pub fn log(&self, level: &Level, fill: impl FnOnce(&mut Record)) -> bool {
         let level = level_index(level);
+        if let Some(throttle) = &self.throttle
+            && !throttle.admit()
+        {
+            self.counters.dropped(level, 1);
+            return false;
+        }
         let discardable =
             level <= level_index(&Level::INFO) && self.policy.discarding_threshold > 0;
         let limit = if discardable {

@@ -224,13 +224,30 @@ pub fn time_zone(name: &str) -> Result<TimeZone, String> {
     if name.eq_ignore_ascii_case("UTC") || name.eq_ignore_ascii_case("GMT") || name == "Z" {
         return Ok(TimeZone::UTC);
     }
-    if let Some(rest) = name.strip_prefix(['+', '-']) {
+    if name.eq_ignore_ascii_case("system") {
+        // The machine's zone, as Java's `TimeZone.getDefault()` (DropWizard's `system`).
+        return Ok(TimeZone::system());
+    }
+    // `GMT+02:00` and `UTC-3` are Java's custom zone ids: the offset after the prefix.
+    let offset = ["GMT", "UTC"]
+        .iter()
+        .find_map(|p| {
+            name.get(..3)
+                .filter(|head| head.eq_ignore_ascii_case(p))
+                .map(|_| &name[3..])
+        })
+        .filter(|rest| rest.starts_with(['+', '-']))
+        .unwrap_or(name);
+    if let Some(rest) = offset.strip_prefix(['+', '-']) {
         let (h, m) = rest.split_once(':').unwrap_or((rest, "0"));
         let (h, m): (i32, i32) = (
             h.parse().map_err(|_| bad_zone(name))?,
             m.parse().map_err(|_| bad_zone(name))?,
         );
-        let seconds = (h * 3600 + m * 60) * if name.starts_with('-') { -1 } else { 1 };
+        if !(0..=18).contains(&h) || !(0..60).contains(&m) {
+            return Err(bad_zone(name));
+        }
+        let seconds = (h * 3600 + m * 60) * if offset.starts_with('-') { -1 } else { 1 };
         let offset = jiff::tz::Offset::from_seconds(seconds).map_err(|_| bad_zone(name))?;
         return Ok(TimeZone::fixed(offset));
     }
@@ -239,7 +256,7 @@ pub fn time_zone(name: &str) -> Result<TimeZone, String> {
 
 fn bad_zone(name: &str) -> String {
     format!(
-        "unknown time zone {name:?} (use UTC, an IANA name such as Europe/Paris, or an offset such as +02:00)"
+        "unknown time zone {name:?} (use UTC, system, an IANA name such as Europe/Paris, or an offset such as +02:00 or GMT-03:00)"
     )
 }
 
@@ -295,5 +312,34 @@ mod tests {
         assert!(DateFormat::new("yyyy-QQ", TimeZone::UTC).is_err());
         assert!(DateFormat::new("'open", TimeZone::UTC).is_err());
         assert!(time_zone("Mars/Olympus").is_err());
+    }
+
+    /// DropWizard's own test configurations write zones as Java does: `GMT-02:00`, `system`.
+    #[test]
+    fn java_zone_ids_are_offsets_or_the_machines_zone() {
+        let offset = |z: &str| {
+            time_zone(z)
+                .unwrap()
+                .to_offset(jiff::Timestamp::UNIX_EPOCH)
+                .seconds()
+        };
+        for (zone, seconds) in [
+            ("GMT-02:00", -7200),
+            ("GMT+05:30", 19800),
+            ("gmt+1", 3600),
+            ("UTC-03:00", -10800),
+            ("+02:00", 7200),
+            ("-0", 0),
+            ("GMT", 0),
+        ] {
+            assert_eq!(offset(zone), seconds, "{zone}");
+        }
+        assert_eq!(
+            time_zone("system").unwrap().iana_name(),
+            TimeZone::system().iana_name()
+        );
+        for bad in ["GMT+25:00", "GMT+01:75", "GMT+", "GMTX", "+1:2:3"] {
+            assert!(time_zone(bad).is_err(), "{bad}");
+        }
     }
 }

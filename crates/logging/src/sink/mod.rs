@@ -4,6 +4,7 @@ pub mod console;
 pub mod file;
 pub mod net;
 pub mod rolling;
+pub mod tls;
 
 /// A destination for batches of formatted lines. Only the writer thread touches it.
 pub trait Sink: Send {

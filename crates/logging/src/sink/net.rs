@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::unix::net::UnixDatagram;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::lines;
@@ -22,14 +23,40 @@ pub enum Framing {
     OctetCounted,
 }
 
-/// A TCP connection, reconnected as needed.
+/// A TCP connection, over TLS or not, reconnected as needed.
 pub struct TcpSink {
     addr: String,
+    host: String,
     timeout: Duration,
     framing: Framing,
-    stream: Option<TcpStream>,
+    /// The socket's send buffer (`sendBufferSize`), bytes.
+    send_buffer: Option<usize>,
+    /// Set: every connection is a TLS client of `host`.
+    tls: Option<Arc<rustls::ClientConfig>>,
+    stream: Option<Stream>,
     last_attempt: Option<Instant>,
     frame: Vec<u8>,
+}
+
+/// A connection: plain, or TLS over it.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
 }
 
 impl TcpSink {
@@ -37,15 +64,32 @@ impl TcpSink {
     pub fn new(host: &str, port: u16, timeout: Duration, framing: Framing) -> TcpSink {
         TcpSink {
             addr: format!("{host}:{port}"),
+            host: host.to_owned(),
             timeout,
             framing,
+            send_buffer: None,
+            tls: None,
             stream: None,
             last_attempt: None,
             frame: Vec::new(),
         }
     }
 
-    fn connect(&mut self) -> std::io::Result<&mut TcpStream> {
+    /// Sets the socket's send buffer (`SO_SNDBUF`) of every connection.
+    #[must_use]
+    pub fn send_buffer(mut self, bytes: usize) -> TcpSink {
+        self.send_buffer = Some(bytes);
+        self
+    }
+
+    /// Makes every connection a TLS client of the host, with `config`.
+    #[must_use]
+    pub fn tls(mut self, config: Arc<rustls::ClientConfig>) -> TcpSink {
+        self.tls = Some(config);
+        self
+    }
+
+    fn connect(&mut self) -> std::io::Result<&mut Stream> {
         if self.stream.is_none() {
             if self
                 .last_attempt
@@ -63,8 +107,27 @@ impl TcpSink {
                 })?;
             let stream = TcpStream::connect_timeout(&addr, self.timeout)?;
             stream.set_write_timeout(Some(self.timeout.max(Duration::from_secs(1))))?;
+            stream.set_read_timeout(Some(self.timeout.max(Duration::from_secs(1))))?;
             stream.set_nodelay(true)?;
-            self.stream = Some(stream);
+            if let Some(bytes) = self.send_buffer {
+                socket2::SockRef::from(&stream).set_send_buffer_size(bytes)?;
+            }
+            self.stream = Some(match &self.tls {
+                None => Stream::Plain(stream),
+                Some(config) => {
+                    let name = rustls::pki_types::ServerName::try_from(self.host.clone())
+                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+                    let connection = rustls::ClientConnection::new(config.clone(), name)
+                        .map_err(std::io::Error::other)?;
+                    let mut tls = rustls::StreamOwned::new(connection, stream);
+                    // The handshake now, so that a certificate that fails is this write's
+                    // error (and counted), not a later one's.
+                    while tls.conn.is_handshaking() {
+                        tls.conn.complete_io(&mut tls.sock)?;
+                    }
+                    Stream::Tls(Box::new(tls))
+                }
+            });
         }
         self.stream
             .as_mut()
@@ -87,7 +150,10 @@ impl super::Sink for TcpSink {
                 &frame
             }
         };
-        let result = self.connect().and_then(|s| s.write_all(data));
+        // A TLS stream keeps what it encrypted until flushed; a plain one flushes at no cost.
+        let result = self
+            .connect()
+            .and_then(|s| s.write_all(data).and_then(|()| s.flush()));
         if result.is_err() {
             self.stream = None;
         }
@@ -103,7 +169,10 @@ impl super::Sink for TcpSink {
     }
 
     fn describe(&self) -> String {
-        format!("tcp {}", self.addr)
+        match self.tls {
+            None => format!("tcp {}", self.addr),
+            Some(_) => format!("tls {}", self.addr),
+        }
     }
 }
 

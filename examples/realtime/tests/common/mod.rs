@@ -36,6 +36,15 @@ pub fn start_with_env(config: &Path, env: &[(&str, &str)]) -> Service {
 /// [`start`] with more arguments (`--set k=v`) and environment variables for the child.
 /// Lines the service prints before its addresses (a console appender's) are skipped.
 pub fn start_with(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Service {
+    start_roles(config, args, env, true)
+}
+
+/// [`start`] for `server.type: simple`: one connector, `admin` is `app`.
+pub fn start_simple(config: &Path) -> Service {
+    start_roles(config, &[], &[], false)
+}
+
+fn start_roles(config: &Path, args: &[&str], env: &[(&str, &str)], admin: bool) -> Service {
     let mut child = Command::new(env!("CARGO_BIN_EXE_realtime"))
         .arg("server")
         .arg(config)
@@ -63,7 +72,7 @@ pub fn start_with(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Service
             .unwrap_or_else(|_| panic!("an address in {line}"))
     };
     let app = find("application");
-    let admin = find("admin");
+    let admin = if admin { find("admin") } else { app };
     // Keep draining stdout so the child never blocks on it.
     std::thread::spawn(move || for _ in lines.by_ref() {});
     Service { child, app, admin }

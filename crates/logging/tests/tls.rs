@@ -1,0 +1,180 @@
+//! The `tls` appender against a real TLS receiver on loopback: lines arrive whole and in
+//! order when the receiver's certificate checks out; a certificate from another CA, or for
+//! another name, gets nothing until the check is switched off.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ferrowizard_logging::LoggingFactory;
+use ferrowizard_logging::config::{AppenderFactory, TlsAppenderFactory};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+/// A CA, and a certificate it signs for `names`: (CA PEM, certificate DER, key DER).
+fn certificates(names: &[&str]) -> (String, CertificateDer<'static>, PrivateKeyDer<'static>) {
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let cert = CertificateParams::new(names)
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    (
+        ca.pem(),
+        cert.der().clone(),
+        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+    )
+}
+
+/// A TLS receiver on a free port: every line of every connection is sent on the channel.
+fn receiver(
+    cert: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+) -> (u16, mpsc::Receiver<String>) {
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert], key)
+    .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            let (config, tx) = (config.clone(), tx.clone());
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let tls = rustls::StreamOwned::new(conn, stream);
+                for line in BufReader::new(tls).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, rx)
+}
+
+/// Logs `n` lines through a tls appender configured by `tune`; returns the lines received
+/// within a few seconds and the appender's (written, dropped).
+fn send(
+    port: u16,
+    ca: &Path,
+    n: usize,
+    tune: impl FnOnce(&mut TlsAppenderFactory),
+    rx: &mpsc::Receiver<String>,
+) -> (Vec<String>, (u64, u64)) {
+    let mut appender = TlsAppenderFactory {
+        host: "localhost".into(),
+        port,
+        ca_file: Some(ca.display().to_string()),
+        log_format: Some("%-5p %c: %m%n".into()),
+        ..Default::default()
+    };
+    tune(&mut appender);
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::Tls(appender)],
+        ..Default::default()
+    };
+    let (logging, subscriber) = factory.build("tls-test").unwrap();
+    let dispatch = tracing::Dispatch::new(subscriber);
+    tracing::dispatcher::with_default(&dispatch, || {
+        for i in 0..n {
+            tracing::info!(target: "com.example.app", "Application log {i}");
+        }
+    });
+    logging.flush(Duration::from_secs(10));
+    let total = logging.stats()[0].total();
+    let mut lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_millis(if lines.len() < n {
+        3000
+    } else {
+        100
+    })) {
+        lines.push(line);
+        if lines.len() == n {
+            break;
+        }
+    }
+    (lines, (total.written, total.dropped))
+}
+
+#[test]
+fn lines_arrive_over_tls_when_the_certificate_checks_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(&["localhost"]);
+    std::fs::write(dir.path().join("ca.pem"), ca).unwrap();
+    let (port, rx) = receiver(cert, key);
+    let (lines, counts) = send(port, &dir.path().join("ca.pem"), 100, |_| {}, &rx);
+    let want: Vec<String> = (0..100)
+        .map(|i| format!("INFO  com.example.app: Application log {i}"))
+        .collect();
+    assert_eq!(lines, want);
+    assert_eq!(counts, (100, 0));
+
+    // TLS 1.3 only: still spoken.
+    let (lines, _) = send(
+        port,
+        &dir.path().join("ca.pem"),
+        3,
+        |a| {
+            a.supported_protocols = vec![ferrowizard_logging::config::TlsVersion::TlsV13];
+        },
+        &rx,
+    );
+    assert_eq!(lines.len(), 3);
+}
+
+#[test]
+fn another_cas_certificate_or_another_name_gets_nothing_unless_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    // The appender trusts this CA; the receiver's certificate comes from another.
+    let (trusted, _, _) = certificates(&["localhost"]);
+    std::fs::write(dir.path().join("trusted.pem"), trusted).unwrap();
+    let (_, cert, key) = certificates(&["localhost"]);
+    let (port, rx) = receiver(cert, key);
+    let ca = dir.path().join("trusted.pem");
+    let (lines, (written, dropped)) = send(port, &ca, 5, |_| {}, &rx);
+    assert!(lines.is_empty(), "{lines:?}");
+    assert_eq!((written, dropped), (0, 5));
+    let (lines, _) = send(port, &ca, 5, |a| a.validate_certs = false, &rx);
+    assert_eq!(lines.len(), 5);
+
+    // The right CA, but a certificate for another name.
+    let (ca_pem, cert, key) = certificates(&["logs.example.com"]);
+    std::fs::write(dir.path().join("ca.pem"), ca_pem).unwrap();
+    let (port, rx) = receiver(cert, key);
+    let ca = dir.path().join("ca.pem");
+    let (lines, (_, dropped)) = send(port, &ca, 5, |_| {}, &rx);
+    assert!(lines.is_empty() && dropped == 5, "{lines:?}");
+    let (lines, _) = send(port, &ca, 5, |a| a.validate_server_hostname = false, &rx);
+    assert_eq!(lines.len(), 5);
+}
+
+#[test]
+fn a_ca_file_that_cannot_be_read_stops_the_start() {
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::Tls(TlsAppenderFactory {
+            ca_file: Some("/nonexistent/ca.pem".into()),
+            ..Default::default()
+        })],
+        ..Default::default()
+    };
+    let Err(e) = factory.build("tls-test") else {
+        panic!("started without its CA file")
+    };
+    assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
+}

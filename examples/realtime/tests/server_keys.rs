@@ -1,0 +1,301 @@
+//! The `server:` keys that shape what a client sees, each shown changing it on the real
+//! binary: `rootPath`, `useServerHeader`, `useDateHeader`, `useForwardedHeaders` with
+//! `trustedProxies`, and `gzip`'s `compressedMimeTypes`, `includedMethods` and
+//! `minimumEntitySize`.
+
+mod common;
+
+use std::path::Path;
+
+use common::{
+    Response, Service, connect, request, sigterm, start, start_simple, wait_exit, write_config,
+};
+
+/// A config with `server` (indented under `server:`, after `type: TYPE`) and `connector`
+/// (indented under the application connector), the request log to `DIR/requests.log`.
+fn config(dir: &Path, kind: &str, server: &str, connector: &str) -> std::path::PathBuf {
+    let application =
+        format!("    - type: http\n      port: 0\n      bindHost: 127.0.0.1\n{connector}");
+    let connectors = match kind {
+        "simple" => format!(
+            "  connector:\n{}",
+            application
+                .replacen("    - type", "    type", 1)
+                .replace("\n      ", "\n    ")
+        ),
+        _ => format!(
+            "  applicationConnectors:\n{application}  adminConnectors:\n    - type: http\n      port: 0\n      bindHost: 127.0.0.1\n"
+        ),
+    };
+    write_config(
+        dir,
+        &format!(
+            "server:\n  type: {kind}\n{connectors}{server}  requestLog:\n    appenders:\n      - type: file\n        currentLogFilename: DIR/requests.log\n        archive: false\n\
+             logging:\n  level: WARN\n"
+        ),
+    )
+}
+
+fn get(service: &Service, path: &str, headers: &[(&str, &str)]) -> Response {
+    let mut c = connect(service.app);
+    request(&mut c, "GET", path, headers, b"").unwrap()
+}
+
+/// Stops the service and returns its request-log lines.
+fn stop(mut service: Service, dir: &Path) -> Vec<String> {
+    sigterm(&service.child);
+    assert!(wait_exit(&mut service.child).success());
+    std::fs::read_to_string(dir.join("requests.log"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn root_path_moves_the_application_not_the_admin_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start(&config(dir.path(), "default", "  rootPath: /api/*\n", ""));
+    assert_eq!(get(&service, "/api/realtime/quotes/ACME", &[]).status, 200);
+    assert_eq!(get(&service, "/realtime/quotes/ACME", &[]).status, 404);
+    let mut admin = connect(service.admin);
+    assert_eq!(
+        request(&mut admin, "GET", "/ping", &[], b"")
+            .unwrap()
+            .status,
+        200
+    );
+    let metrics = request(&mut admin, "GET", "/metrics", &[], b"")
+        .unwrap()
+        .body;
+    assert!(
+        metrics.contains(r#""ferrowizard.routes.GET./api/realtime/quotes/{symbol}""#),
+        "{metrics}"
+    );
+    let lines = stop(service, dir.path());
+    assert!(
+        lines[0].contains("\"GET /api/realtime/quotes/ACME HTTP/1.1\" 200"),
+        "{lines:?}"
+    );
+
+    // The simple server: under its application context path, then the root path.
+    let dir = tempfile::tempdir().unwrap();
+    let service = start_simple(&config(dir.path(), "simple", "  rootPath: /api\n", ""));
+    assert_eq!(
+        get(&service, "/application/api/realtime/quotes/ACME", &[]).status,
+        200
+    );
+    assert_eq!(
+        get(&service, "/application/realtime/quotes/ACME", &[]).status,
+        404
+    );
+    assert_eq!(get(&service, "/admin/ping", &[]).status, 200);
+    drop(service);
+}
+
+#[test]
+fn server_and_date_headers_follow_the_connector() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start(&config(dir.path(), "default", "", ""));
+    let r = get(&service, "/realtime/quotes/ACME", &[]);
+    assert_eq!(
+        (r.header("server"), r.header("date").is_some()),
+        (None, true)
+    );
+    drop(service);
+
+    let service = start(&config(
+        dir.path(),
+        "default",
+        "",
+        "      useServerHeader: true\n      useDateHeader: false\n",
+    ));
+    for path in ["/realtime/quotes/ACME", "/nowhere"] {
+        let r = get(&service, path, &[]);
+        let server = r.header("server").unwrap_or_default();
+        assert!(
+            server.starts_with("ferrowizard/"),
+            "{path}: {:?}",
+            r.headers
+        );
+        assert_eq!(r.header("date"), None, "{path}");
+    }
+    drop(service);
+}
+
+/// The client address the request log shows for each request's `X-Forwarded-For` (or
+/// `Forwarded`) header, sent from 127.0.0.1.
+fn logged_clients(connector: &str, requests: &[(&str, &str)]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start(&config(dir.path(), "default", "", connector));
+    for (name, value) in requests {
+        assert_eq!(
+            get(&service, "/realtime/quotes/ACME", &[(name, value)]).status,
+            200
+        );
+    }
+    stop(service, dir.path())
+        .iter()
+        .map(|l| l.split(' ').next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn forwarded_headers_name_the_client_only_when_trusted() {
+    let requests = [
+        ("X-Forwarded-For", "203.0.113.7, 10.0.0.9"),
+        ("Forwarded", "for=\"[2001:db8::7]:4711\";proto=https"),
+        ("X-Forwarded-For", "not an address"),
+    ];
+    // Off (DropWizard's default): the peer, whatever the headers say.
+    assert_eq!(
+        logged_clients("", &requests),
+        ["127.0.0.1", "127.0.0.1", "127.0.0.1"]
+    );
+    // On, every peer trusted: the first address named; a malformed header is ignored.
+    assert_eq!(
+        logged_clients("      useForwardedHeaders: true\n", &requests),
+        ["203.0.113.7", "2001:db8::7", "127.0.0.1"]
+    );
+    // On, trusting only a network the peer is not in: a spoofed header changes nothing.
+    assert_eq!(
+        logged_clients(
+            "      useForwardedHeaders: true\n      trustedProxies: [10.0.0.0/8]\n",
+            &requests
+        ),
+        ["127.0.0.1", "127.0.0.1", "127.0.0.1"]
+    );
+    // On, trusting the peer and 10.0.0.0/8: the last address that is not a trusted proxy.
+    assert_eq!(
+        logged_clients(
+            "      useForwardedHeaders: true\n      trustedProxies: [127.0.0.1, 10.0.0.0/8]\n",
+            &[("X-Forwarded-For", "6.6.6.6, 203.0.113.7, 10.0.0.9")]
+        ),
+        ["203.0.113.7"]
+    );
+}
+
+fn encoding(service: &Service, method: &str, path: &str) -> Option<String> {
+    let mut c = connect(service.app);
+    let body: &[u8] = if method == "POST" {
+        br#"{"symbol":"ACME","kind":"trade","quantity":1,"price":10}"#
+    } else {
+        b""
+    };
+    let r = request(
+        &mut c,
+        method,
+        path,
+        &[
+            ("Accept-Encoding", "gzip"),
+            ("Content-Type", "application/json"),
+        ],
+        body,
+    )
+    .unwrap();
+    assert!(r.status < 300, "{method} {path}: {}", r.status);
+    r.header("content-encoding").map(str::to_owned)
+}
+
+#[test]
+fn gzip_compresses_the_listed_types_and_methods_above_the_minimum_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = |gzip: &str| start(&config(dir.path(), "default", gzip, ""));
+    let gzip = Some("gzip".to_owned());
+
+    // Defaults: GET responses of 256 bytes and more (every quote), not a small one.
+    let service = with("");
+    assert_eq!(encoding(&service, "GET", "/realtime/quotes"), gzip);
+    assert_eq!(encoding(&service, "GET", "/realtime/quotes/ACME"), None);
+    assert_eq!(encoding(&service, "POST", "/realtime/events"), None);
+    drop(service);
+
+    // A smaller minimum, and POST included: both compressed.
+    let service = with("  gzip:\n    minimumEntitySize: 1B\n    includedMethods: [GET, POST]\n");
+    assert_eq!(encoding(&service, "GET", "/realtime/quotes/ACME"), gzip);
+    assert_eq!(encoding(&service, "POST", "/realtime/events"), gzip);
+    drop(service);
+
+    // Only text/plain listed: JSON is sent as it is.
+    let service =
+        with("  gzip:\n    minimumEntitySize: 1B\n    compressedMimeTypes: [text/plain]\n");
+    assert_eq!(encoding(&service, "GET", "/realtime/quotes"), None);
+    drop(service);
+    let service = with("  gzip:\n    compressedMimeTypes: [application/json]\n");
+    assert_eq!(encoding(&service, "GET", "/realtime/quotes"), gzip);
+    drop(service);
+
+    // A minimum above every response: nothing compressed.
+    let service = with("  gzip:\n    minimumEntitySize: 1MiB\n");
+    assert_eq!(encoding(&service, "GET", "/realtime/quotes"), None);
+    drop(service);
+
+    // Off.
+    let service = with("  gzip:\n    enabled: false\n");
+    assert_eq!(encoding(&service, "GET", "/realtime/quotes"), None);
+    drop(service);
+}
+
+#[test]
+fn each_request_log_appender_writes_its_time_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "server:\n  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  \
+         adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  requestLog:\n    appenders:\n      \
+         - {type: file, currentLogFilename: DIR/requests.log, archive: false}\n      \
+         - {type: file, currentLogFilename: DIR/west.log, archive: false, timeZone: GMT-02:00}\n      \
+         - {type: file, currentLogFilename: DIR/east.log, archive: false, timeZone: '+05:30'}\n\
+         logging:\n  level: WARN\n",
+    );
+    let service = start(&config);
+    for _ in 0..3 {
+        assert_eq!(get(&service, "/realtime/quotes/ACME", &[]).status, 200);
+    }
+    let utc = stop(service, dir.path());
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(utc.len(), 3);
+    assert!(utc.iter().all(|l| l.contains(" +0000] ")), "{utc:?}");
+    let west = read("west.log");
+    assert_eq!(
+        west.lines().filter(|l| l.contains(" -0200] ")).count(),
+        3,
+        "{west}"
+    );
+    let east = read("east.log");
+    assert_eq!(
+        east.lines().filter(|l| l.contains(" +0530] ")).count(),
+        3,
+        "{east}"
+    );
+}
+
+/// The status of a GET whose `X-Pad` header is `pad` bytes long.
+fn padded(service: &Service, pad: usize) -> u16 {
+    let pad = "a".repeat(pad);
+    let response = common::raw(
+        service.app,
+        format!("GET /realtime/quotes/ACME HTTP/1.1\r\nHost: t\r\nX-Pad: {pad}\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    );
+    common::status_of(&response)
+}
+
+#[test]
+fn max_request_header_size_sets_where_431_begins() {
+    let dir = tempfile::tempdir().unwrap();
+    // The default, 8 KiB.
+    let service = start(&config(dir.path(), "default", "", ""));
+    assert_eq!(padded(&service, 6 * 1024), 200);
+    assert_eq!(padded(&service, 12 * 1024), 431);
+    drop(service);
+    let service = start(&config(
+        dir.path(),
+        "default",
+        "",
+        "      maxRequestHeaderSize: 32KiB\n",
+    ));
+    assert_eq!(padded(&service, 12 * 1024), 200);
+    assert_eq!(padded(&service, 40 * 1024), 431);
+    drop(service);
+}
