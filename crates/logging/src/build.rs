@@ -125,7 +125,12 @@ fn start(
             let a = $a;
             let zone = time_zone(&a.time_zone).map_err(invalid)?;
             let layout = if raw {
-                Layout::Raw
+                match &a.layout {
+                    Some(LayoutFactory::AccessJson(l)) if !l.append_line_separator => {
+                        Layout::RawJoined
+                    }
+                    _ => Layout::Raw,
+                }
             } else {
                 layout(name, a.log_format.as_deref(), a.layout.as_ref(), &zone)?
             };

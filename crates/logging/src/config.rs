@@ -332,6 +332,26 @@ fn application_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
     }
 }
 
+fn valid_timestamp_format(pattern: &str, _: &()) -> garde::Result {
+    crate::layout::time::DateFormat::new(pattern, jiff::tz::TimeZone::UTC)
+        .map(|_| ())
+        .map_err(garde::Error::new)
+}
+
+fn recorded_access_field(field: &AccessField, _: &()) -> garde::Result {
+    match field {
+        AccessField::RemoteUser => Err(garde::Error::new(
+            "remoteUser is not recorded here: no authentication sets a request's user (put \
+             what identifies a user in a request header and list it in requestHeaders)",
+        )),
+        AccessField::LocalPort => Err(garde::Error::new(
+            "localPort is not recorded here: a line does not say which connector took the \
+             request (give each connector's request log its own additionalFields instead)",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn valid_message_rate(rate: &Duration, _: &()) -> garde::Result {
     let d = rate.get();
     if d.is_zero() || d > std::time::Duration::from_secs(60) {
@@ -655,11 +675,15 @@ pub enum JsonField {
 section! {
     /// `layout: {type: access-json}`: one JSON object per request-log line.
     pub struct AccessJsonLayoutFactory {
-        /// The timestamp format; unset means epoch milliseconds.
+        /// The timestamp format (SimpleDateFormat's letters, in the appender's `timeZone`);
+        /// unset means epoch milliseconds, a number.
+        #[garde(inner(custom(valid_timestamp_format)))]
         timestamp_format: Option<String> = None,
         /// End each object with a newline.
         append_line_separator: bool = true,
-        /// The fields written.
+        /// The fields written (DropWizard's default set, `remoteUser` aside: nothing here
+        /// authenticates a request's user).
+        #[garde(inner(custom(recorded_access_field)))]
         includes: Vec<AccessField> = vec![
             AccessField::Timestamp, AccessField::RemoteAddress, AccessField::RequestTime,
             AccessField::RequestUri, AccessField::StatusCode, AccessField::Method,

@@ -299,3 +299,143 @@ fn max_request_header_size_sets_where_431_begins() {
     assert_eq!(padded(&service, 40 * 1024), 431);
     drop(service);
 }
+
+/// The request log's lines under `layout: {type: access-json, ...}` written as `layout`.
+/// A request: method, path, headers.
+type Sent<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+fn access_json_lines(layout: &str, requests: &[Sent<'_>]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
+             adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  requestLog:\n    appenders:\n      \
+             - type: file\n        currentLogFilename: DIR/requests.log\n        archive: false\n        \
+             timeZone: GMT-02:00\n        layout: {layout}\n\
+             logging:\n  level: WARN\n"
+        ),
+    );
+    let mut service = start(&config);
+    for (method, path, headers) in requests {
+        let mut c = connect(service.app);
+        let body: &[u8] = if *method == "POST" {
+            br#"{"symbol":"ACME","kind":"trade","quantity":1,"price":10}"#
+        } else {
+            b""
+        };
+        request(&mut c, method, path, headers, body).unwrap();
+    }
+    sigterm(&service.child);
+    assert!(wait_exit(&mut service.child).success());
+    std::fs::read_to_string(dir.path().join("requests.log")).unwrap()
+}
+
+#[test]
+fn access_json_writes_the_fields_names_and_headers_it_is_told() {
+    // DropWizard's defaults: one object a line, its default fields.
+    let text = access_json_lines(
+        "{type: access-json}",
+        &[("GET", "/realtime/quotes/ACME?x=1", &[])],
+    );
+    let line: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
+    let keys: Vec<&str> = line
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "timestamp",
+            "remoteAddress",
+            "requestTime",
+            "uri",
+            "status",
+            "method",
+            "protocol",
+            "contentLength",
+            "userAgent"
+        ]
+    );
+    assert!(
+        line["timestamp"].is_u64() && text.ends_with("}\n"),
+        "{text}"
+    );
+
+    // Every option.
+    let text = access_json_lines(
+        "{type: access-json, timestampFormat: 'yyyy-MM-dd HH:mm Z', appendLineSeparator: false, \
+         includes: [timestamp, method, requestUrl, serverName, requestContentLength, statusCode], \
+         requestHeaders: [X-Request-Id], responseHeaders: [Content-Type], \
+         customFieldNames: {method: verb, headers: requestHeaders}, additionalFields: {service: realtime, status: fixed}}",
+        &[
+            (
+                "GET",
+                "/realtime/quotes/ACME?x=1",
+                &[("X-Request-Id", "abc")],
+            ),
+            (
+                "POST",
+                "/realtime/events",
+                &[("Content-Type", "application/json")],
+            ),
+        ],
+    );
+    // No line separator: the objects follow each other.
+    assert!(!text.contains('\n'), "{text}");
+    let objects: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&text)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(objects.len(), 2, "{text}");
+    let first = &objects[0];
+    let keys: Vec<&str> = first
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    // Included fields in order, a renamed one, the headers, then the additional fields (which
+    // replace a field of the same name).
+    assert_eq!(
+        keys,
+        [
+            "timestamp",
+            "url",
+            "verb",
+            "serverName",
+            "requestHeaders",
+            "responseHeaders",
+            "service",
+            "status"
+        ],
+        "{first}"
+    );
+    assert!(
+        first["timestamp"].as_str().unwrap().ends_with(" -0200"),
+        "{first}"
+    );
+    assert_eq!(first["verb"], "GET");
+    // The test client's `Host: test`.
+    assert_eq!(first["url"], "http://test/realtime/quotes/ACME");
+    assert_eq!(first["serverName"], "test");
+    assert_eq!(
+        first["requestHeaders"],
+        serde_json::json!({"x-request-id": "abc"})
+    );
+    assert_eq!(
+        first["responseHeaders"],
+        serde_json::json!({"content-type": "application/json"})
+    );
+    assert_eq!(
+        (&first["service"], &first["status"]),
+        (&serde_json::json!("realtime"), &serde_json::json!("fixed"))
+    );
+    let second = &objects[1];
+    assert_eq!(second["verb"], "POST");
+    assert_eq!(second["requestContentLength"], 56, "{second}");
+    // No X-Request-Id sent: no request headers field.
+    assert!(second.get("requestHeaders").is_none(), "{second}");
+}

@@ -56,6 +56,13 @@ pub(crate) struct Forwarded {
     host: Option<String>,
 }
 
+impl Forwarded {
+    /// The scheme the proxy names, if any.
+    pub(crate) fn scheme(&self) -> Option<&'static str> {
+        self.scheme
+    }
+}
+
 /// A connection over TLS: in the extensions of every request of an https connector.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tls;

@@ -7,6 +7,7 @@
 //! catching → the application's axum router → back through the gate, which times it under
 //! its route and writes its request-log line.
 
+mod access_json;
 mod compress;
 pub mod connector;
 mod forwarded;

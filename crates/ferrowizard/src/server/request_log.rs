@@ -18,20 +18,21 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Buf;
 use ferrowizard_logging::appender::Appender;
-use ferrowizard_logging::record::{Text, unix_nanos};
+use ferrowizard_logging::record::Text;
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
 use jiff::tz::TimeZone;
 
+use super::access_json::{AccessJson, Wanted};
 use crate::config::server::RequestLogFactory;
 
 /// Line format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Format {
     /// DropWizard's default: NCSA combined plus elapsed milliseconds.
     Combined,
     /// One JSON object per line (`layout: {type: access-json}`).
-    Json,
+    Json(Box<AccessJson>),
 }
 
 /// The request log's appenders and settings, shared by every connection.
@@ -41,6 +42,8 @@ pub struct RequestLog {
     /// Each appender's line format and time zone, in the order of `appenders`.
     lines: Vec<(Format, Zone)>,
     excluded: Vec<String>,
+    /// The headers access-json lines need kept (none for the default line).
+    wanted: Wanted,
 }
 
 /// An appender's `timeZone`, with an id of its own that keys the timestamp cache (two
@@ -70,21 +73,23 @@ impl RequestLog {
     ) -> Result<Option<Arc<RequestLog>>, ferrowizard_logging::BuildError> {
         let mut appenders = Vec::new();
         let mut lines = Vec::new();
+        let mut wanted = Wanted::default();
         for (i, f) in factory.appenders.iter().enumerate() {
             let mut f = f.clone();
             lossless_by_default(&mut f);
+            let name = format!("server.requestLog.appenders[{i}]");
+            let invalid = |message| ferrowizard_logging::BuildError::Invalid {
+                appender: name.clone(),
+                message,
+            };
+            let zone =
+                ferrowizard_logging::layout::time::time_zone(f.time_zone()).map_err(invalid)?;
             let format = match f.layout() {
-                Some(ferrowizard_logging::LayoutFactory::AccessJson(_)) => Format::Json,
+                Some(ferrowizard_logging::LayoutFactory::AccessJson(layout)) => Format::Json(
+                    Box::new(AccessJson::new(layout, &zone, &mut wanted).map_err(invalid)?),
+                ),
                 _ => Format::Combined,
             };
-            let name = format!("server.requestLog.appenders[{i}]");
-            let zone =
-                ferrowizard_logging::layout::time::time_zone(f.time_zone()).map_err(|message| {
-                    ferrowizard_logging::BuildError::Invalid {
-                        appender: name.clone(),
-                        message,
-                    }
-                })?;
             if let Some(a) = ferrowizard_logging::start_raw_appender(&name, &f, app_name)? {
                 appenders.push(a);
                 lines.push((format, Zone::new(zone)));
@@ -97,6 +102,7 @@ impl RequestLog {
             appenders,
             lines,
             excluded: factory.excluded_paths.clone(),
+            wanted,
         })))
     }
 
@@ -137,6 +143,13 @@ impl RequestLog {
             version: req.version(),
             referer: referer.cloned(),
             user_agent: user_agent.cloned(),
+            extra: (!self.wanted.is_empty()).then(|| {
+                Box::new(Extra {
+                    scheme: scheme(req.extensions()),
+                    request_headers: Wanted::take(&self.wanted.request, req.headers()),
+                    response_headers: Vec::new(),
+                })
+            }),
         })
     }
 
@@ -145,11 +158,14 @@ impl RequestLog {
     /// changed in place: it is not moved through here (a response is ~100 bytes).
     pub(crate) fn finish(
         self: &Arc<Self>,
-        entry: Entry,
+        mut entry: Entry,
         took: Duration,
         response: &mut Response<axum::body::Body>,
     ) {
         let status = response.status().as_u16();
+        if let Some(extra) = &mut entry.extra {
+            extra.response_headers = Wanted::take(&self.wanted.response, response.headers());
+        }
         if let Some(length) = response.body().size_hint().exact() {
             self.write(&entry, status, length, took);
             return;
@@ -182,7 +198,7 @@ impl RequestLog {
                 record.time = entry.time;
                 record.set_message(|line| match format {
                     Format::Combined => combined(line, entry, status, bytes, elapsed, zone),
-                    Format::Json => json(line, entry, status, bytes, elapsed),
+                    Format::Json(layout) => layout.write(line, entry, status, bytes, elapsed),
                 });
             });
         }
@@ -211,13 +227,70 @@ pub(crate) struct Entry {
     version: http::Version,
     referer: Option<http::HeaderValue>,
     user_agent: Option<http::HeaderValue>,
+    /// Only for access-json lines that ask for more.
+    extra: Option<Box<Extra>>,
+}
+
+/// What only access-json lines need from a request (kept only when a layout asks).
+pub(crate) struct Extra {
+    /// `http` or `https`, as the client asked (a trusted proxy's word, else the connector's).
+    scheme: &'static str,
+    request_headers: Vec<(http::HeaderName, String)>,
+    response_headers: Vec<(http::HeaderName, String)>,
+}
+
+/// The scheme the client used: a trusted proxy's (`useForwardedHeaders`), else the
+/// connector's.
+fn scheme(extensions: &http::Extensions) -> &'static str {
+    if let Some(f) = extensions.get::<super::forwarded::Forwarded>()
+        && let Some(scheme) = f.scheme()
+    {
+        return scheme;
+    }
+    if extensions.get::<super::forwarded::Tls>().is_some() {
+        "https"
+    } else {
+        "http"
+    }
 }
 
 impl Entry {
     /// The request target; empty for the authority form (`CONNECT host:port`), whose URI
     /// has no path.
-    fn target(&self) -> &str {
+    pub(crate) fn target(&self) -> &str {
         self.target.as_ref().map_or("", |p| p.as_str())
+    }
+
+    pub(crate) fn time(&self) -> SystemTime {
+        self.time
+    }
+
+    pub(crate) fn client(&self) -> Option<SocketAddr> {
+        self.client
+    }
+
+    pub(crate) fn method(&self) -> &http::Method {
+        &self.method
+    }
+
+    pub(crate) fn version(&self) -> http::Version {
+        self.version
+    }
+
+    pub(crate) fn user_agent(&self) -> Option<&str> {
+        self.user_agent.as_ref().and_then(|v| v.to_str().ok())
+    }
+
+    pub(crate) fn scheme(&self) -> &'static str {
+        self.extra.as_ref().map_or("http", |x| x.scheme)
+    }
+
+    pub(crate) fn request_headers(&self) -> &[(http::HeaderName, String)] {
+        self.extra.as_ref().map_or(&[], |x| &x.request_headers)
+    }
+
+    pub(crate) fn response_headers(&self) -> &[(http::HeaderName, String)] {
+        self.extra.as_ref().map_or(&[], |x| &x.response_headers)
     }
 }
 
@@ -401,51 +474,6 @@ fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, z
 /// DropWizard's access-json line with its default `includes`, under the keys DropWizard
 /// writes them with: `timestamp` (epoch ms), `remoteAddress`, `requestTime` (ms), `uri`,
 /// `status`, `method`, `protocol`, `contentLength`, `userAgent` (when the client sent one).
-fn json(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128) {
-    use std::fmt::Write;
-    let quote = |out: &mut Text, s: &str| {
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-    };
-    let _ = write!(
-        out,
-        "{{\"timestamp\":{},\"remoteAddress\":",
-        unix_nanos(e.time).div_euclid(1_000_000)
-    );
-    quote(
-        out,
-        &e.client
-            .map(|a| a.ip().to_string())
-            .unwrap_or_else(|| "-".into()),
-    );
-    // DropWizard's keys for its default attributes: `uri` is the path without the query
-    // (the servlet's request URI), `status` the status code.
-    let _ = write!(out, ",\"requestTime\":{elapsed},\"uri\":");
-    let target = e.target();
-    quote(out, target.split_once('?').map_or(target, |(path, _)| path));
-    let _ = write!(
-        out,
-        ",\"status\":{status},\"method\":\"{}\",\"protocol\":\"{}\",\"contentLength\":{bytes}",
-        e.method,
-        version(e.version)
-    );
-    if let Some(ua) = e.user_agent.as_ref().and_then(|v| v.to_str().ok()) {
-        out.push_str(",\"userAgent\":");
-        quote(out, ua);
-    }
-    out.push('}');
-}
-
 struct Pending {
     entry: Entry,
     log: Arc<RequestLog>,
@@ -554,6 +582,7 @@ mod tests {
                 version: http::Version::HTTP_11,
                 referer: None,
                 user_agent: None,
+                extra: None,
             };
             // What the line showed when the whole URI was kept.
             let before = uri
@@ -663,6 +692,12 @@ mod tests {
     /// the response, which calls `write`), in `format`, to an appender that captures what it
     /// writes; the entry's time (the one clock reading `entry` makes) is set to
     /// [`arrived`]. Returns everything the appender wrote.
+    /// The access-json line with DropWizard's defaults.
+    fn json_default() -> Format {
+        let layout = AccessJson::new(&Default::default(), &TimeZone::UTC, &mut Wanted::default());
+        Format::Json(Box::new(layout.unwrap()))
+    }
+
     fn log_one(
         format: Format,
         request: &http::Request<()>,
@@ -684,6 +719,7 @@ mod tests {
             appenders: vec![appender],
             lines: vec![(format, Zone::new(TimeZone::UTC))],
             excluded: Vec::new(),
+            wanted: Wanted::default(),
         });
         let headers = request.headers();
         let mut entry = log
@@ -767,7 +803,7 @@ mod tests {
     #[test]
     fn the_access_json_line_is_golden() {
         let took = Duration::from_micros(1_234_567);
-        let line = log_one(Format::Json, &full_request(), 200, &BODY, took);
+        let line = log_one(json_default(), &full_request(), 200, &BODY, took);
         assert_eq!(
             line,
             r#"{"timestamp":1773500966535,"remoteAddress":"203.0.113.7","requestTime":1234,"uri":"/quotes/ACME","status":200,"method":"GET","protocol":"HTTP/1.1","contentLength":5120,"userAgent":"Mozilla/5.0 (X11; \"quoted\") back\\slash\u0009tab"}"#
@@ -791,7 +827,7 @@ mod tests {
         );
 
         let took = Duration::from_micros(999);
-        let line = log_one(Format::Json, &bare_request(), 304, b"", took);
+        let line = log_one(json_default(), &bare_request(), 304, b"", took);
         assert_eq!(
             line,
             r#"{"timestamp":1773500966535,"remoteAddress":"-","requestTime":0,"uri":"/","status":304,"method":"HEAD","protocol":"HTTP/1.0","contentLength":0}"#

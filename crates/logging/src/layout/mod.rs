@@ -15,6 +15,9 @@ pub enum Layout {
     Json(json::JsonLayout),
     /// The record is a preformatted line (the request log's): written as it is.
     Raw,
+    /// As `Raw`, with no line end after each record (access-json's `appendLineSeparator:
+    /// false`, as DropWizard writes it).
+    RawJoined,
     /// An RFC 5424 header, then the inner layout without its line end.
     Syslog(crate::sink::net::SyslogHeader, Box<Layout>),
 }
@@ -29,6 +32,7 @@ impl Layout {
                 out.extend_from_slice(record.message_bytes());
                 out.push(b'\n');
             }
+            Layout::RawJoined => out.extend_from_slice(record.message_bytes()),
             Layout::Syslog(header, inner) => {
                 header.write(record, out);
                 let start = out.len();
