@@ -209,7 +209,14 @@ where
             let caller = route.iter().any(|a| a.include_caller());
             capture(record, event, &ctx, caller);
             for appender in [first, second].into_iter().chain(accepted) {
-                appender.log(level, |r| r.copy_from(record));
+                let caller = appender.include_caller();
+                appender.log(level, |r| {
+                    r.copy_from(record);
+                    // Captured for whichever appender wants it: only those get it.
+                    if !caller {
+                        r.caller = None;
+                    }
+                });
             }
         });
     }

@@ -155,7 +155,9 @@ pub struct Injection {
     pub ramp_concurrent_users: Option<u32>,
     /// How long the step lasts.
     pub during: Option<Duration>,
-    /// Arrivals at random (Poisson) instead of evenly spaced.
+    /// Each arrival at a random moment of its own slot of the rate (the count stays exact,
+    /// the spacing is jittered; seeded, so a run repeats) instead of at the slot's start.
+    /// For `constantUsersPerSec` and `rampUsersPerSec`.
     pub randomized: bool,
 }
 
@@ -242,6 +244,16 @@ impl Injection {
         ];
         if set.iter().filter(|s| **s).count() != 1 {
             return Err("give exactly one of atOnceUsers, rampUsers, constantUsersPerSec, rampUsersPerSec, nothingFor, constantConcurrentUsers, rampConcurrentUsers".into());
+        }
+        if self.randomized
+            && self.constant_users_per_sec.is_none()
+            && self.ramp_users_per_sec.is_none()
+        {
+            return Err(
+                "randomized applies to constantUsersPerSec and rampUsersPerSec (arrivals at a \
+                 rate), not to this step"
+                    .into(),
+            );
         }
         let rate_ok = |r: f64| {
             if r.is_finite() && r >= 0.0 {

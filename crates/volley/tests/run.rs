@@ -473,7 +473,10 @@ fn the_readme_scenario_is_valid() {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
             .unwrap();
-    let section = readme.split("## volley").nth(1).expect("a volley section");
+    let section = readme
+        .split("\n## volley\n")
+        .nth(1)
+        .expect("a volley section");
     let yaml = section
         .split("```yaml\n")
         .nth(1)

@@ -421,7 +421,38 @@ pub fn connection_extensions(peer: SocketAddr) -> http::Extensions {
     extensions.remove::<Room<1>>();
     extensions.remove::<Room<2>>();
     extensions.remove::<Room<3>>();
-    extensions
+    without_axums_body_limit(extensions)
+}
+
+/// `extensions` marked so that axum's extractors that buffer a body (`Bytes`, `String`,
+/// `Json`...) do not apply their own 2 MiB default: the gate enforces `maxRequestBodySize`
+/// (413) before the handler runs, and the key would otherwise stop at 2 MiB.
+///
+/// axum's mark is a private type that only its `DefaultBodyLimit` layer inserts; a layer on
+/// the router would wrap every route (a boxed service per request), so the layer runs once
+/// here, on a request of nothing, and its marked extensions are each request's starting set.
+fn without_axums_body_limit(extensions: http::Extensions) -> http::Extensions {
+    use tower::{Layer, Service};
+    let mut request = http::Request::new(());
+    *request.extensions_mut() = extensions;
+    let mut marked = axum::extract::DefaultBodyLimit::disable().layer(tower::service_fn(
+        |request: http::Request<()>| {
+            std::future::ready(Ok::<_, std::convert::Infallible>(
+                request.into_parts().0.extensions,
+            ))
+        },
+    ));
+    let call = marked.call(request);
+    let mut call = std::pin::pin!(call);
+    // The inner service answers at once: one poll completes the call.
+    match call
+        .as_mut()
+        .poll(&mut Context::from_waker(std::task::Waker::noop()))
+    {
+        Poll::Ready(Ok(extensions)) => extensions,
+        Poll::Ready(Err(never)) => match never {},
+        Poll::Pending => unreachable!("a ready service's future is ready"),
+    }
 }
 
 fn millis(d: Duration) -> u64 {
