@@ -421,20 +421,27 @@ pub fn connection_extensions(peer: SocketAddr) -> http::Extensions {
     extensions.remove::<Room<1>>();
     extensions.remove::<Room<2>>();
     extensions.remove::<Room<3>>();
-    without_axums_body_limit(extensions)
+    extensions
 }
 
-/// `extensions` marked so that axum's extractors that buffer a body (`Bytes`, `String`,
-/// `Json`...) do not apply their own 2 MiB default: the gate enforces `maxRequestBodySize`
-/// (413) before the handler runs, and the key would otherwise stop at 2 MiB.
+/// axum's extractors that buffer a body (`Bytes`, `String`, `Json`...) stop at 2 MiB unless a
+/// request carries `DefaultBodyLimit`'s mark; the gate enforces `maxRequestBodySize` itself.
+pub(crate) const AXUM_BODY_LIMIT: u64 = 2 * 1024 * 1024;
+
+/// Marks `extensions` so that axum's extractors leave the body's length to the gate (see
+/// [`AXUM_BODY_LIMIT`]): for a request whose body may be longer than that.
 ///
 /// axum's mark is a private type that only its `DefaultBodyLimit` layer inserts; a layer on
-/// the router would wrap every route (a boxed service per request), so the layer runs once
-/// here, on a request of nothing, and its marked extensions are each request's starting set.
-fn without_axums_body_limit(extensions: http::Extensions) -> http::Extensions {
+/// the router would wrap every route (a boxed service per request), so the layer runs once,
+/// on a request of nothing, and each marked request gets a copy of what it inserted.
+pub(crate) fn lift_axums_body_limit(extensions: &mut http::Extensions) {
+    static MARK: std::sync::LazyLock<http::Extensions> = std::sync::LazyLock::new(axums_mark);
+    extensions.extend(MARK.clone());
+}
+
+fn axums_mark() -> http::Extensions {
     use tower::{Layer, Service};
-    let mut request = http::Request::new(());
-    *request.extensions_mut() = extensions;
+    let request = http::Request::new(());
     let mut marked = axum::extract::DefaultBodyLimit::disable().layer(tower::service_fn(
         |request: http::Request<()>| {
             std::future::ready(Ok::<_, std::convert::Infallible>(

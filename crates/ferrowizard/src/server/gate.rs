@@ -36,7 +36,7 @@ use tower::Service;
 use tower_http::compression::{Compression, CompressionLayer};
 
 use super::compress::Compressible;
-use super::connector::Answer;
+use super::connector::{AXUM_BODY_LIMIT, Answer, lift_axums_body_limit};
 use super::limits::{Overload, plain};
 use super::metrics::RequestMetrics;
 use super::request_log::{Entry, RequestLog};
@@ -238,10 +238,15 @@ impl<S: Inner> Gate<S> {
                 let response = plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large\n");
                 return GateFuture::ready(response, finish);
             }
+            // Longer than axum's own limit, and allowed: the handler may read it all.
+            Some(n) if n > AXUM_BODY_LIMIT => lift_axums_body_limit(req.extensions_mut()),
             Some(_) => {}
             None => {
                 let limit = usize::try_from(shared.max_body).unwrap_or(usize::MAX);
                 req = req.map(|b| Body::new(http_body_util::Limited::new(b, limit)));
+                if shared.max_body > AXUM_BODY_LIMIT {
+                    lift_axums_body_limit(req.extensions_mut());
+                }
             }
         }
         let Some(runs) = shared.overload.admit() else {
