@@ -67,11 +67,21 @@ pub(crate) fn validation_errors(
                     garde::error::Kind::Index
                         if matches!(node.map(|n| &n.value), Some(Value::Map(_))) => {}
                     garde::error::Kind::Index => {
-                        shown.push_str(&format!("[{component}]"));
-                        node = match (node.map(|n| &n.value), component.parse::<usize>()) {
-                            (Some(Value::Seq(items)), Ok(i)) => items.get(i),
+                        // The loaded list lacks its poisoned items (reported already): its
+                        // i-th item is the file's i-th unpoisoned one.
+                        let found = match (node.map(|n| &n.value), component.parse::<usize>()) {
+                            (Some(Value::Seq(items)), Ok(i)) => items
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, n)| !poisoned.contains(&n.id))
+                                .nth(i),
                             _ => None,
                         };
+                        match found {
+                            Some((written, _)) => shown.push_str(&format!("[{written}]")),
+                            None => shown.push_str(&format!("[{component}]")),
+                        }
+                        node = found.map(|(_, n)| n);
                     }
                     garde::error::Kind::Key => {
                         let found = match node.map(|n| &n.value) {

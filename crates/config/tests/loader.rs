@@ -235,3 +235,37 @@ fn hostile_input_gives_a_report_not_a_panic() {
         }
     }
 }
+
+/// A list whose item failed to load (and was left out) still names the later items' rule
+/// breaches at their written index and line.
+#[test]
+fn a_rule_after_a_dropped_list_item_names_the_written_item() {
+    #[derive(Debug, Deserialize, Validate)]
+    #[serde(deny_unknown_fields)]
+    struct Item {
+        #[garde(range(min = 1))]
+        n: u32,
+    }
+    #[derive(Debug, Deserialize, Validate)]
+    #[serde(deny_unknown_fields)]
+    struct List {
+        #[garde(dive)]
+        items: Vec<Item>,
+    }
+    let report = Loader::new()
+        .load_str::<List>("l.yaml", "items:\n  - n: x\n  - n: 2\n  - n: 0\n")
+        .unwrap_err();
+    let found: Vec<(String, String)> = report
+        .errors
+        .iter()
+        .map(|e| (e.path.clone(), e.origin.to_string()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("items[0].n".to_owned(), "2:8".to_owned()),
+            ("items[2].n".to_owned(), "4:8".to_owned()),
+        ],
+        "{report}"
+    );
+}
