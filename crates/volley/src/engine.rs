@@ -69,6 +69,9 @@ pub struct Run {
 #[derive(Default)]
 pub struct Connection {
     live: Option<SendRequest<Full<Bytes>>>,
+    /// A closed-model slot's: its users are always ready to send, so a throttled request of
+    /// theirs is due at its slot, however late the slot's users got to it.
+    closed: bool,
 }
 
 thread_local! {
@@ -121,7 +124,10 @@ impl Run {
         r: &Request,
         due: Instant,
     ) -> bool {
-        // Throttled: wait for this request's slot, which is then when it was due.
+        // Throttled: wait for this request's slot. A closed-model user was ready all along:
+        // the slot is when its request was due, also when the users fell behind the slots
+        // (a stall leaves a backlog of them, which must count from their own times, as
+        // wrk2's intended send times do). An open-model user cannot be due before it came.
         let due = match &self.limiter {
             None => due,
             Some(l) => match l.next() {
@@ -130,7 +136,7 @@ impl Run {
                     if at > Instant::now() {
                         tokio::time::sleep_until(at).await;
                     }
-                    due.max(at)
+                    if conn.closed { at } else { due.max(at) }
                 }
                 None => {
                     std::future::pending::<()>().await;
@@ -431,7 +437,10 @@ async fn open_user(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, du
 /// A closed-model slot: a user after another on one connection, each started when the last
 /// has finished, until `end` (the last runs to completion).
 async fn slot(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, end: Instant) {
-    let mut conn = Connection::default();
+    let mut conn = Connection {
+        closed: true,
+        ..Connection::default()
+    };
     while Instant::now() < end {
         users.planned.fetch_add(1, Relaxed);
         let now = Instant::now();

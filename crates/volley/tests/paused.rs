@@ -229,3 +229,26 @@ fn a_stalled_server_shows_in_the_percentiles() {
     // every request was sent when due.
     assert_eq!(stats.global.service.max(), all.max());
 }
+
+/// Coordinated omission in a throttled closed model: 20 users sending as fast as a throttle
+/// of 100 requests a second lets them, the server stalled from 505 to 1,505 ms. Every user
+/// is caught in the stall within 200 ms; the slots from 510 to 1,500 ms are taken when the
+/// users come back at 1,505 ms, each due at its own slot: 100 requests waited 995 ms down
+/// to 5 ms, the other 100 nothing (the truth: p75 ≈ 500 ms, p99 ≈ 975 ms).
+///
+/// Catches: a throttled closed-model request timed from when its user got to it (the
+/// backlog the stall left would then look instant: p75 0).
+#[test]
+fn a_stall_shows_in_a_throttled_closed_model() {
+    let stats = run(
+        "baseUrl: BASE\nthrottle: [{jumpToRps: 100}, {holdFor: 2s}]\nscenarios:\n  - name: co\n    \
+         injection: [{constantConcurrentUsers: 20, during: 2s}]\n    steps: [{request: {name: r, path: /stalled}}]\n",
+    );
+    let all = &stats.global.all;
+    let at = |q: f64| millis(all.value_at_quantile(q));
+    assert!(near(all.max(), 995.0), "max {}", millis(all.max()));
+    // Half the requests waited uniformly 5 to 995 ms: p75 is the middle of them.
+    assert!((at(0.75) - 500.0).abs() <= 0.2 * 500.0, "p75 {}", at(0.75));
+    assert!((at(0.99) - 975.0).abs() <= 0.2 * 975.0, "p99 {}", at(0.99));
+    assert!(near(all.value_at_quantile(0.4), 0.0), "p40 {}", at(0.4));
+}
