@@ -766,10 +766,14 @@ fn a_writer_that_panics_leaves_no_producer_waiting_and_every_event_counted() {
     .unwrap();
     let started = std::time::Instant::now();
     let mut queued = 0;
+    // Lines of 1 KiB: the writer's batch (64 KiB) is written, and the sink panics, before
+    // the 200th line can be queued, however the threads are scheduled (with short lines the
+    // writer could hold all 200 in its batch before writing any).
+    let pad = "x".repeat(1024);
     for i in 0..200 {
         if appender.log(&tracing::Level::WARN, |r| {
             r.clear();
-            r.set_message(|m| m.push_str(&format!("line {i}")));
+            r.set_message(|m| m.push_str(&format!("line {i} {pad}")));
         }) {
             queued += 1;
         }

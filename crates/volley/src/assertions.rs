@@ -164,14 +164,14 @@ fn measure(
     metric: Metric,
     elapsed: std::time::Duration,
 ) -> Result<f64, String> {
-    let h = match stat {
-        Stat::ResponseTime | Stat::SuccessfulRequests => &t.ok,
-        Stat::FailedRequests => &t.ko,
-        Stat::AllRequests | Stat::RequestsPerSec => &t.all,
+    let (h, count) = match stat {
+        Stat::ResponseTime | Stat::SuccessfulRequests => (&t.ok, t.oks),
+        Stat::FailedRequests => (&t.ko, t.kos),
+        Stat::AllRequests | Stat::RequestsPerSec => (&t.all, t.requests),
     };
     let ms = |v: u64| v as f64 / 1000.0;
     match (stat, metric) {
-        (Stat::RequestsPerSec, Metric::Mean) => Ok(rate(t.all.len(), elapsed)),
+        (Stat::RequestsPerSec, Metric::Mean) => Ok(rate(t.requests, elapsed)),
         (Stat::RequestsPerSec, m) => Err(format!(
             "requestsPerSec has only mean, not {}",
             metric_name(m)
@@ -179,11 +179,11 @@ fn measure(
         (Stat::ResponseTime, Metric::Count | Metric::Percent) => {
             Err("responseTime has no count or percentage".into())
         }
-        (_, Metric::Count) => Ok(h.len() as f64),
-        (_, Metric::Percent) => Ok(if t.all.is_empty() {
+        (_, Metric::Count) => Ok(count as f64),
+        (_, Metric::Percent) => Ok(if t.requests == 0 {
             0.0
         } else {
-            100.0 * h.len() as f64 / t.all.len() as f64
+            100.0 * count as f64 / t.requests as f64
         }),
         (Stat::ResponseTime, _) if h.is_empty() => Err("no OK response to measure".into()),
         (Stat::ResponseTime, Metric::Min) => Ok(ms(h.min())),

@@ -28,9 +28,7 @@ fn request_row(out: &mut String, name: &str, t: &Tally) {
     let _ = writeln!(
         out,
         "{label:<85}|{:>10} |{:>10} |{:>9}",
-        t.all.len(),
-        t.ok.len(),
-        t.ko.len()
+        t.requests, t.oks, t.kos
     );
 }
 
@@ -103,9 +101,9 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
     let mut out = String::new();
     rule(&mut out, '=');
     heading(&mut out, "Global Information", "");
-    let all = Summary::of(&stats.global.all);
-    let ok = Summary::of(&stats.global.ok);
-    let ko = Summary::of(&stats.global.ko);
+    let all = Summary::counted(&stats.global.all, stats.global.requests);
+    let ok = Summary::counted(&stats.global.ok, stats.global.oks);
+    let ko = Summary::counted(&stats.global.ko, stats.global.kos);
     let row = |out: &mut String, label: &str, f: &dyn Fn(&Summary) -> String| {
         let _ = writeln!(
             out,
@@ -129,8 +127,12 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
     });
     heading(&mut out, "Response Time Distribution", "");
     let (low, high) = bounds;
-    let total = stats.global.all.len().max(1);
+    // Responses by range: the corrected OK times' shares of the OK responses (a correction
+    // adds values, not responses).
+    let total = stats.global.requests.max(1);
     let h = &stats.global.ok;
+    let share =
+        |n: u64| (n as f64 * stats.global.oks as f64 / h.len().max(1) as f64).round() as u64;
     let below = h
         .iter_recorded()
         .filter(|v| v.value_iterated_to() < low * 1000)
@@ -142,7 +144,8 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
         .map(|v| v.count_since_last_iteration())
         .sum::<u64>();
     let middle = h.len() - below - above;
-    let ko_count = stats.global.ko.len();
+    let (below, middle, above) = (share(below), share(middle), share(above));
+    let ko_count = stats.global.kos;
     for (label, n) in [
         (format!("OK: t < {low} ms"), below),
         (format!("OK: {low} ms <= t < {high} ms"), middle),
@@ -161,4 +164,32 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
     }
     rule(&mut out, '=');
     out
+}
+
+/// One line when a closed model's corrected p99 is far above its raw p99 (the service time
+/// from each send): the users waited for the server, so what they measured is not what users
+/// arriving on their own would see.
+pub fn omission_note(stats: &Stats, simulation: &crate::scenario::Simulation) -> Option<String> {
+    let closed = simulation.throttle.is_empty()
+        && simulation.scenarios.iter().any(|s| {
+            s.injection
+                .iter()
+                .any(|i| i.constant_concurrent_users.is_some() || i.ramp_concurrent_users.is_some())
+        });
+    let (all, raw) = (&stats.global.all, &stats.global.service);
+    if !closed || all.is_empty() || raw.is_empty() {
+        return None;
+    }
+    let ms = |v: u64| v as f64 / 1000.0;
+    let (corrected, measured) = (
+        ms(all.value_at_quantile(0.99)),
+        ms(raw.value_at_quantile(0.99)),
+    );
+    (corrected > 2.0 * measured && corrected - measured >= 10.0).then(|| {
+        format!(
+            "Coordinated omission: p99 {corrected:.0} ms corrected (coordinatedOmission: {}), {measured:.0} ms as sent: \
+             the closed model's users waited for the server; an open model (constantUsersPerSec) measures what arriving users see\n",
+            simulation.coordinated_omission.name()
+        )
+    })
 }

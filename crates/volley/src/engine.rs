@@ -5,6 +5,7 @@
 //! has that delay in its first response time. That is what keeps the percentiles honest when
 //! the target is overloaded (coordinated omission).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -19,6 +20,7 @@ use tokio::time::Instant;
 
 use crate::checks::{check, needs_json};
 use crate::feeder::Feeders;
+use crate::scenario::CoordinatedOmission;
 use crate::scenario::{Request, Scenario, Simulation, Step};
 use crate::schedule::{Event, Plan};
 use crate::session::{Session, interpolate, save};
@@ -61,6 +63,8 @@ pub struct Run {
     read_buffer: usize,
     feeders: Feeders,
     limiter: Option<Limiter>,
+    /// `coordinatedOmission`: the closed model's correction.
+    correction: CoordinatedOmission,
 }
 
 /// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open. Its
@@ -72,6 +76,36 @@ pub struct Connection {
     /// A closed-model slot's: its users are always ready to send, so a throttled request of
     /// theirs is due at its slot, however late the slot's users got to it.
     closed: bool,
+    /// A closed-model slot's intervals between sends, by request name: what the correction
+    /// for coordinated omission expects (`coordinatedOmission`).
+    cadence: BTreeMap<String, Cadence>,
+}
+
+/// The intervals between a slot's sends of one request.
+#[derive(Default)]
+struct Cadence {
+    last: Option<Instant>,
+    sum: Duration,
+    count: u32,
+    min: Option<Duration>,
+}
+
+impl Cadence {
+    /// Notes a send at `sent`; the interval `mode` expects from now on (zero: none yet).
+    fn sent(&mut self, sent: Instant, mode: CoordinatedOmission) -> Duration {
+        if let Some(last) = self.last.replace(sent) {
+            let interval = sent.saturating_duration_since(last);
+            self.sum += interval;
+            self.count = self.count.saturating_add(1);
+            self.min = Some(self.min.map_or(interval, |m| m.min(interval)));
+        }
+        match mode {
+            CoordinatedOmission::Off => Duration::ZERO,
+            CoordinatedOmission::Average if self.count > 0 => self.sum / self.count,
+            CoordinatedOmission::Minimum => self.min.unwrap_or_default(),
+            CoordinatedOmission::Average => Duration::ZERO,
+        }
+    }
 }
 
 thread_local! {
@@ -90,6 +124,19 @@ impl Run {
     }
 
     fn record(&self, name: &str, due: Instant, sent: Instant, error: Option<String>) {
+        self.record_expecting(name, due, sent, error, Duration::ZERO);
+    }
+
+    /// [`record`](Self::record) for a closed-model request whose user was expected to send
+    /// one every `interval` (zero: no correction).
+    fn record_expecting(
+        &self,
+        name: &str,
+        due: Instant,
+        sent: Instant,
+        error: Option<String>,
+        interval: Duration,
+    ) {
         let now = Instant::now();
         let micros = now.saturating_duration_since(due).as_micros() as u64;
         let service = now.saturating_duration_since(sent).as_micros() as u64;
@@ -97,7 +144,15 @@ impl Run {
         let active = self.active();
         let shard = SHARD.with(|s| *s) % self.shards.len();
         if let Ok(mut stats) = self.shards[shard].lock() {
-            stats.record(name, second, micros, service, error.as_deref(), active);
+            stats.record_corrected(
+                name,
+                second,
+                micros,
+                service,
+                error.as_deref(),
+                active,
+                interval.as_micros() as u64,
+            );
         }
     }
 
@@ -145,6 +200,19 @@ impl Run {
             },
         };
         let sent = Instant::now();
+        // A closed-model user's request, unthrottled: timed from its send, corrected for what
+        // its user would have sent while it waited.
+        let expected = if conn.closed && self.limiter.is_none() {
+            // Looked up before inserting: no name copied per request.
+            if !conn.cadence.contains_key(&r.name) {
+                conn.cadence.insert(r.name.clone(), Cadence::default());
+            }
+            conn.cadence
+                .get_mut(&r.name)
+                .map_or(Duration::ZERO, |c| c.sent(sent, self.correction))
+        } else {
+            Duration::ZERO
+        };
         let result = match tokio::time::timeout(self.timeout, self.exchange(conn, session, r)).await
         {
             Ok(r) => r,
@@ -168,7 +236,7 @@ impl Run {
             Err(e) => Some(e),
         };
         let ok = error.is_none();
-        self.record(&r.name, due, sent, error);
+        self.record_expecting(&r.name, due, sent, error, expected);
         ok
     }
 
@@ -546,6 +614,7 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
             .max(crate::scenario::MIN_READ_BUFFER.to_bytes() as usize),
         feeders,
         limiter: Limiter::new(&simulation.throttle),
+        correction: simulation.coordinated_omission,
     }))
 }
 

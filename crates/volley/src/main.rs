@@ -224,13 +224,17 @@ fn run(
             volley::console::block(&run, &stats, elapsed),
             volley::console::summary(&stats, elapsed, (low, high))
         );
+        if let Some(note) = volley::console::omission_note(&stats, &simulation) {
+            text.push_str(&note);
+        }
         let outcomes = volley::assertions::check(&simulation.assertions, &stats, elapsed);
         for o in &outcomes {
             text.push_str(&volley::assertions::line(o));
             text.push('\n');
         }
-        let results =
+        let mut results =
             volley::results::Results::new(&stats, started_at, elapsed, !finished, outcomes);
+        results.coordinated_omission = Some(simulation.coordinated_omission.name().to_owned());
         anyhow::Ok((text, results, interrupted))
     })?;
     std::io::stdout().write_all(stats_text.as_bytes())?;

@@ -16,14 +16,17 @@ use crate::stats::{SeriesEntry, Stats, Summary, rate};
 
 /// The version of the `results.json` format this volley writes, and the newest it reads.
 /// Raise it when a field changes meaning or a reader would need a new one.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// One request name's figures.
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 pub struct RequestResults {
-    /// All responses.
+    /// All responses: times from when each request was due (its arrival, its throttle
+    /// slot, or, in a closed model, corrected for coordinated omission as
+    /// `coordinatedOmission` says; the counts are responses, the percentiles those of the
+    /// corrected times).
     pub total: Summary,
     /// OK responses.
     pub ok: Summary,
@@ -35,7 +38,8 @@ pub struct RequestResults {
     pub service_time: Summary,
     /// Responses a second over the run.
     pub mean_rps: f64,
-    /// HdrHistogram V2 (deflate), base64: every response time in µs.
+    /// HdrHistogram V2 (deflate), base64: every response time in µs, with the values a
+    /// correction for coordinated omission added (schema 2).
     pub histogram: String,
     /// The same for OK responses.
     pub ok_histogram: String,
@@ -80,6 +84,10 @@ pub struct Results {
     pub seconds: Vec<SeriesEntry>,
     /// The assertions' outcomes.
     pub assertions: Vec<crate::assertions::Outcome>,
+    /// The closed model's correction for coordinated omission: `average`, `minimum` or `off`.
+    /// Absent in older files (schema 1), which had none.
+    #[serde(default)]
+    pub coordinated_omission: Option<String>,
 }
 
 fn one() -> u64 {
@@ -96,11 +104,11 @@ fn encode(h: &hdrhistogram::Histogram<u64>) -> String {
 
 fn request(t: &crate::stats::Tally, elapsed: Duration) -> RequestResults {
     RequestResults {
-        total: Summary::of(&t.all),
-        ok: Summary::of(&t.ok),
-        ko: Summary::of(&t.ko),
+        total: Summary::counted(&t.all, t.requests),
+        ok: Summary::counted(&t.ok, t.oks),
+        ko: Summary::counted(&t.ko, t.kos),
         service_time: Summary::of(&t.service),
-        mean_rps: rate(t.all.len(), elapsed),
+        mean_rps: rate(t.requests, elapsed),
         histogram: encode(&t.all),
         ok_histogram: encode(&t.ok),
         ko_histogram: encode(&t.ko),
@@ -133,6 +141,7 @@ impl Results {
             series_interval: stats.series_interval(),
             seconds: stats.series.clone(),
             assertions,
+            coordinated_omission: None,
         }
     }
 }
@@ -186,6 +195,11 @@ fn add(
         (&mut into.ko, &r.ko_histogram),
         (&mut into.service, &r.service_histogram),
     ];
+    // The responses counted: a histogram may hold more values (schema 2's correction for
+    // coordinated omission); a schema 1 file's counts are its histograms' lengths anyway.
+    into.requests += r.total.count;
+    into.oks += r.ok.count;
+    into.kos += r.ko.count;
     for (target, text) in parts {
         if text.is_empty() {
             continue;
@@ -281,7 +295,7 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
         }
     }
     stats.series = series.into_values().collect();
-    Ok(Results::new(
+    let mut merged = Results::new(
         &stats,
         first.started_at.clone(),
         Duration::from_secs_f64(match together {
@@ -290,7 +304,9 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
         }),
         cut,
         Vec::new(),
-    ))
+    );
+    merged.coordinated_omission = first.coordinated_omission.clone();
+    Ok(merged)
 }
 
 /// Why a `results.json` could not be read.
@@ -435,12 +451,12 @@ mod tests {
         json["schema"] = serde_json::json!(SCHEMA + 1);
         let err = read(&serde_json::to_vec(&json).unwrap(), "new.json").unwrap_err();
         assert!(
-            matches!(err, ReadError::NewerSchema { found: 2, .. }),
+            matches!(err, ReadError::NewerSchema { found: 3, .. }),
             "{err}"
         );
         assert!(
             err.to_string()
-                .starts_with("new.json has results schema 2, newer than schema 1")
+                .starts_with("new.json has results schema 3, newer than schema 2")
         );
         let old = json.as_object_mut().unwrap();
         old.remove("schema");

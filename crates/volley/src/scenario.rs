@@ -54,6 +54,38 @@ section! {
         assertions: Vec<crate::assertions::Assertion> = Vec::new(),
         /// The response time distribution's bounds (ms), Gatling's 800 and 1200 by default.
         distribution_bounds: [u64; 2] = [800, 1200],
+        /// A closed model's correction for coordinated omission (its users wait for the
+        /// server, so a stall holds back the requests they would have sent): `average` adds,
+        /// for a response longer than its user's average interval between sends of that
+        /// request, the responses that interval would have sent meanwhile (HdrHistogram's
+        /// expected-interval correction); `minimum` takes the shortest interval instead;
+        /// `off` keeps the times as measured. Open-model and throttled requests need none:
+        /// they are timed from when they were due.
+        coordinated_omission: CoordinatedOmission = CoordinatedOmission::Average,
+    }
+}
+
+/// `coordinatedOmission:`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CoordinatedOmission {
+    /// The user's average interval between sends.
+    #[default]
+    Average,
+    /// The user's shortest interval between sends.
+    Minimum,
+    /// No correction.
+    Off,
+}
+
+impl CoordinatedOmission {
+    /// As written in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoordinatedOmission::Average => "average",
+            CoordinatedOmission::Minimum => "minimum",
+            CoordinatedOmission::Off => "off",
+        }
     }
 }
 

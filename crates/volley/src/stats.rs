@@ -26,6 +26,13 @@ pub struct Tally {
     /// due) to its last byte. Beside `all`, it shows how much of a response time was the
     /// wait before sending.
     pub service: Histogram<u64>,
+    /// Responses, OK and KO, counted: `all`, `ok` and `ko` may also hold the values a
+    /// closed-model run's correction for coordinated omission adds, which are no responses.
+    pub requests: u64,
+    /// OK responses.
+    pub oks: u64,
+    /// KO responses.
+    pub kos: u64,
 }
 
 impl Default for Tally {
@@ -35,20 +42,54 @@ impl Default for Tally {
             ok: histogram(),
             ko: histogram(),
             service: histogram(),
+            requests: 0,
+            oks: 0,
+            kos: 0,
         }
     }
 }
 
+/// The most values one response's correction adds: beyond it, the values are recorded in
+/// groups (each value standing for several, by `record_n`), so that a long stall under a
+/// short interval costs a bounded time to record.
+const MAX_BACK_FILL: u64 = 1_000;
+
+/// HdrHistogram's correction for coordinated omission (`recordValueWithExpectedInterval`):
+/// a response `v` µs long, where one was expected every `interval` µs, stands for the
+/// responses that would have been sent meanwhile and waited `v - interval`, `v - 2 interval`...
+/// down to `interval`. Adds those to `h`.
+fn back_fill(h: &mut Histogram<u64>, v: u64, interval: u64) {
+    if interval == 0 || v <= interval {
+        return;
+    }
+    let missing = (v / interval).saturating_sub(1);
+    let group = missing.div_ceil(MAX_BACK_FILL).max(1);
+    let mut k = 1;
+    while k <= missing {
+        let n = group.min(missing - k + 1);
+        let _ = h.record_n((v - k * interval).clamp(1, 3_600_000_000), n);
+        k += n;
+    }
+}
+
 impl Tally {
-    fn record(&mut self, micros: u64, service: u64, ok: bool) {
+    /// One response `micros` long from when it was due, `service` from its send, corrected
+    /// for an expected `interval` (µs; 0: none, see [`back_fill`]).
+    fn record(&mut self, micros: u64, service: u64, ok: bool, interval: u64) {
         let _ = self.service.record(service.clamp(1, 3_600_000_000));
         let v = micros.clamp(1, 3_600_000_000);
+        self.requests += 1;
         let _ = self.all.record(v);
-        let _ = if ok {
-            self.ok.record(v)
+        back_fill(&mut self.all, v, interval);
+        let h = if ok {
+            self.oks += 1;
+            &mut self.ok
         } else {
-            self.ko.record(v)
+            self.kos += 1;
+            &mut self.ko
         };
+        let _ = h.record(v);
+        back_fill(h, v, interval);
     }
 }
 
@@ -306,16 +347,33 @@ impl Stats {
         error: Option<&str>,
         active: u64,
     ) {
+        self.record_corrected(name, second, micros, service, error, active, 0);
+    }
+
+    /// [`record`](Self::record), for a closed-model request whose user was expected to send
+    /// one every `interval` µs: the response also stands for those it held back (see
+    /// [`back_fill`]; 0: no correction).
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_corrected(
+        &mut self,
+        name: &str,
+        second: u64,
+        micros: u64,
+        service: u64,
+        error: Option<&str>,
+        active: u64,
+        interval: u64,
+    ) {
         let ok = error.is_none();
         match self.by_name.get_mut(name) {
-            Some(t) => t.record(micros, service, ok),
+            Some(t) => t.record(micros, service, ok, interval),
             None => {
                 let mut t = Tally::default();
-                t.record(micros, service, ok);
+                t.record(micros, service, ok, interval);
                 self.by_name.insert(name.to_owned(), t);
             }
         }
-        self.global.record(micros, service, ok);
+        self.global.record(micros, service, ok, interval);
         if let Some(e) = error {
             self.errors.add(e, 1);
         }
@@ -358,6 +416,9 @@ impl Tally {
         let _ = self.ok.add(&other.ok);
         let _ = self.ko.add(&other.ko);
         let _ = self.service.add(&other.service);
+        self.requests += other.requests;
+        self.oks += other.oks;
+        self.kos += other.kos;
     }
 }
 
@@ -415,14 +476,20 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Of `h` (values in µs).
+    /// Of `h` (values in µs), whose every value is a response.
     pub fn of(h: &Histogram<u64>) -> Summary {
+        Summary::counted(h, h.len())
+    }
+
+    /// Of `h` (values in µs) standing for `count` responses (a corrected histogram holds more
+    /// values than responses).
+    pub fn counted(h: &Histogram<u64>, count: u64) -> Summary {
         if h.is_empty() {
             return Summary::default();
         }
         let ms = |v: u64| v as f64 / 1000.0;
         Summary {
-            count: h.len(),
+            count,
             min: ms(h.min()),
             max: ms(h.max()),
             mean: h.mean() / 1000.0,
@@ -458,6 +525,30 @@ pub fn rate(count: u64, elapsed: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    /// A response of 1,000 µs where one was expected every 300 µs stands for those of 700
+    /// and 400 µs too (HdrHistogram's correction); a long stall's values are recorded in
+    /// bounded groups that keep their count.
+    #[test]
+    fn back_fill_adds_the_responses_an_interval_would_have_sent() {
+        let mut h = histogram();
+        back_fill(&mut h, 1_000, 300);
+        let values: Vec<(u64, u64)> = h
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        assert_eq!(values, [(400, 1), (700, 1)]);
+        let mut h = histogram();
+        back_fill(&mut h, 300, 300);
+        back_fill(&mut h, 1_000, 0);
+        assert!(h.is_empty());
+        // 60 s at 1 µs: 59,999,999 values, in at most MAX_BACK_FILL records.
+        let mut h = histogram();
+        back_fill(&mut h, 60_000_000, 1);
+        assert_eq!(h.len(), 59_999_999);
+        assert!(h.max() >= 59_000_000 && h.min() <= 60_000);
+    }
+
     use super::*;
 
     #[test]

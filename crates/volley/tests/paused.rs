@@ -23,7 +23,8 @@ use volley::stats::Stats;
 const HOLD: Duration = Duration::from_millis(900);
 
 /// Serves `/ok` (at once), `/hold` (after [`HOLD`]) and `/stalled` (at once, except that
-/// the whole server stalls from 505 ms to 1,505 ms after the first request) on a free port,
+/// the whole server stalls from 505 ms to 1,505 ms after the first request; `/stalled10`
+/// takes 10 ms first) on a free port,
 /// on the current runtime.
 async fn serve() -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -41,7 +42,10 @@ async fn serve() -> SocketAddr {
                 async move {
                     match req.uri().path() {
                         "/hold" => tokio::time::sleep(HOLD).await,
-                        "/stalled" => {
+                        path @ ("/stalled" | "/stalled10") => {
+                            if path == "/stalled10" {
+                                tokio::time::sleep(Duration::from_millis(10)).await;
+                            }
                             first.call_once(|| {
                                 let stall = stall.clone();
                                 tokio::spawn(async move {
@@ -251,4 +255,68 @@ fn a_stall_shows_in_a_throttled_closed_model() {
     assert!((at(0.75) - 500.0).abs() <= 0.2 * 500.0, "p75 {}", at(0.75));
     assert!((at(0.99) - 975.0).abs() <= 0.2 * 975.0, "p99 {}", at(0.99));
     assert!(near(all.value_at_quantile(0.4), 0.0), "p40 {}", at(0.4));
+}
+
+/// The closed model's correction for coordinated omission: 20 users, each sending its next
+/// request when the last is answered (10 ms), the server stalled from 505 to 1,505 ms. The
+/// truth, for requests sent at the users' normal pace (2,000 a second): half of them come
+/// during the stall and wait a uniform 0 to 1,000 ms more, so p75 ≈ 510 ms and p99 ≈ 990 ms.
+/// As sent, the users sent one request each into the stall and measured nothing else of
+/// it: p75 10 ms.
+///
+/// Catches: no correction (`average` and `minimum` then read like `off`), a correction not
+/// bounded by the response (p99 far above 1 s), and the raw service times lost.
+#[test]
+fn the_closed_model_is_corrected_for_coordinated_omission() {
+    let yaml = |mode: &str| {
+        format!(
+            "baseUrl: BASE\ncoordinatedOmission: {mode}\nscenarios:\n  - name: co\n    \
+             injection: [{{constantConcurrentUsers: 20, during: 2s}}]\n    steps: [{{request: {{name: r, path: /stalled10}}}}]\n"
+        )
+    };
+    // The console's one line, when the corrected p99 is far above the raw one.
+    let note = |mode: &str, stats: &Stats| {
+        let simulation: volley::scenario::Simulation = ferrowizard_config::Loader::new()
+            .substitution(false)
+            .load_str(
+                "scenario.yaml",
+                &yaml(mode).replace("BASE", "http://127.0.0.1:9"),
+            )
+            .unwrap();
+        volley::console::omission_note(stats, &simulation)
+    };
+    let closed = |mode: &str| run(&yaml(mode));
+    for mode in ["average", "minimum"] {
+        let stats = closed(mode);
+        let all = &stats.global.all;
+        let at = |q: f64| millis(all.value_at_quantile(q));
+        assert!(
+            (at(0.75) - 510.0).abs() <= 0.2 * 510.0,
+            "{mode}: p75 {}",
+            at(0.75)
+        );
+        assert!(
+            (at(0.99) - 990.0).abs() <= 0.2 * 990.0,
+            "{mode}: p99 {}",
+            at(0.99)
+        );
+        let said = note(mode, &stats).unwrap_or_default();
+        assert!(
+            said.starts_with("Coordinated omission: p99 985 ms corrected")
+                && said.contains("10 ms as sent")
+                && said.contains("an open model"),
+            "{said}"
+        );
+        // The responses are counted as sent; the raw times are kept beside.
+        assert_eq!(stats.global.requests, stats.global.service.len(), "{mode}");
+        assert!(
+            millis(stats.global.service.value_at_quantile(0.75)) < 20.0,
+            "{mode}"
+        );
+    }
+    let stats = closed("off");
+    let p75 = millis(stats.global.all.value_at_quantile(0.75));
+    assert!(p75 < 20.0, "off: p75 {p75}");
+    assert_eq!(note("off", &stats), None);
+    assert_eq!(stats.global.requests, stats.global.all.len());
 }

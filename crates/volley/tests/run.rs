@@ -773,7 +773,8 @@ fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
     );
     volley(dir.path(), &file).code(2);
     let r = results(dir.path());
-    assert_eq!(r["schema"], 1);
+    assert_eq!(r["schema"], 2);
+    assert_eq!(r["coordinatedOmission"], "average");
     assert_eq!(r["seriesInterval"], 1);
     assert!(r["assertions"][0]["actual"].is_null());
     let schema: serde_json::Value = serde_json::from_slice(
@@ -795,7 +796,7 @@ fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
     let path = dir.path().join("out/results.json");
     volley_cmd().arg("report").arg(&path).assert().success();
     let mut newer = r.clone();
-    newer["schema"] = serde_json::json!(2);
+    newer["schema"] = serde_json::json!(3);
     let newer_path = dir.path().join("newer.json");
     std::fs::write(&newer_path, serde_json::to_vec(&newer).unwrap()).unwrap();
     for args in [vec!["report"], vec!["merge", "-o", "merged.json"]] {
@@ -807,7 +808,7 @@ fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
             .code(1);
         let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
         assert!(
-            stderr.contains("newer.json has results schema 2, newer than schema 1"),
+            stderr.contains("newer.json has results schema 3, newer than schema 2"),
             "{args:?}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
@@ -834,7 +835,7 @@ fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
     let merged: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("merged.json")).unwrap()).unwrap();
     assert_eq!(merged["global"]["total"]["count"], 12);
-    assert_eq!(merged["schema"], 1);
+    assert_eq!(merged["schema"], 2);
     let problems: Vec<String> = validator
         .iter_errors(&merged)
         .map(|e| e.to_string())
