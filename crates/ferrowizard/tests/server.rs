@@ -47,8 +47,13 @@ fn server(max_threads: usize, max_queued: usize, app: Vec<ConnectorFactory>) -> 
 
 /// Sends raw bytes, returns the raw response (until the server closes or 5 s pass).
 fn raw(addr: SocketAddr, request: &[u8]) -> String {
+    raw_within(addr, request, Duration::from_secs(5))
+}
+
+/// [`raw`], waiting at most `wait` for the answer.
+fn raw_within(addr: SocketAddr, request: &[u8], wait: Duration) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
     let _ = s.write_all(request);
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
@@ -715,9 +720,18 @@ async fn admin_max_threads_bounds_the_admin_side_and_the_rest_get_503() {
 async fn the_admin_side_answers_while_handlers_block_every_application_worker() {
     let server = with_checks(Vec::new()).await;
     let (app, admin) = (app_addr(&server), admin_addr(&server));
-    // Four handlers that each block a worker for 2.5 s: both workers are held for ~5 s.
+    // Four handlers that each block a worker for 2.5 s: both workers are held for ~5 s (the
+    // last two answers come after 5 s: they are waited for well beyond).
     let blocked: Vec<_> = (0..4)
-        .map(|_| tokio::task::spawn_blocking(move || get_close(app, "/block")))
+        .map(|_| {
+            tokio::task::spawn_blocking(move || {
+                raw_within(
+                    app,
+                    b"GET /block HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+                    Duration::from_secs(30),
+                )
+            })
+        })
         .collect();
     let (ping, health) = tokio::task::spawn_blocking(move || {
         // Not a tokio sleep: with every worker blocked, no one drives this runtime's timers.
