@@ -5,7 +5,6 @@
 //! has that delay in its first response time. That is what keeps the percentiles honest when
 //! the target is overloaded (coordinated omission).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -76,9 +75,10 @@ pub struct Connection {
     /// A closed-model slot's: its users are always ready to send, so a throttled request of
     /// theirs is due at its slot, however late the slot's users got to it.
     closed: bool,
-    /// A closed-model slot's intervals between sends, by request name: what the correction
-    /// for coordinated omission expects (`coordinatedOmission`).
-    cadence: BTreeMap<String, Cadence>,
+    /// A closed-model slot's intervals between sends, by request step (its address in the
+    /// scenario, which outlives the slot: no name compared or copied per request): what the
+    /// correction for coordinated omission expects (`coordinatedOmission`).
+    cadence: Vec<(usize, Cadence)>,
 }
 
 /// The intervals between a slot's sends of one request.
@@ -203,13 +203,16 @@ impl Run {
         // A closed-model user's request, unthrottled: timed from its send, corrected for what
         // its user would have sent while it waited.
         let expected = if conn.closed && self.limiter.is_none() {
-            // Looked up before inserting: no name copied per request.
-            if !conn.cadence.contains_key(&r.name) {
-                conn.cadence.insert(r.name.clone(), Cadence::default());
-            }
-            conn.cadence
-                .get_mut(&r.name)
-                .map_or(Duration::ZERO, |c| c.sent(sent, self.correction))
+            // A scenario has a handful of request steps: a short list, searched by address.
+            let step = std::ptr::from_ref(r) as usize;
+            let i = match conn.cadence.iter().position(|(s, _)| *s == step) {
+                Some(i) => i,
+                None => {
+                    conn.cadence.push((step, Cadence::default()));
+                    conn.cadence.len() - 1
+                }
+            };
+            conn.cadence[i].1.sent(sent, self.correction)
         } else {
             Duration::ZERO
         };
