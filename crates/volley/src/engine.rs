@@ -64,6 +64,8 @@ pub struct Run {
     limiter: Option<Limiter>,
     /// `coordinatedOmission`: the closed model's correction.
     correction: CoordinatedOmission,
+    /// Whether running out of file descriptors was said on the console already.
+    said_out_of_files: std::sync::atomic::AtomicBool,
 }
 
 /// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open. Its
@@ -245,6 +247,19 @@ impl Run {
 
     /// Opens a connection once one of `http.maxConnections` is free (waiting for it as long
     /// as it takes: the wait is part of the request's time).
+    /// Says once, on the console, that connections fail for want of file descriptors.
+    fn out_of_files(&self) {
+        if !self.said_out_of_files.swap(true, Relaxed) {
+            let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map_or_else(|_| "unknown".to_owned(), |(soft, _)| soft.to_string());
+            eprintln!(
+                "volley: out of file descriptors (open-files limit {limit}): connections fail with \
+                 \"Too many open files\"; raise the limit (ulimit -n, or the hard limit) or lower \
+                 http.maxConnections"
+            );
+        }
+    }
+
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
         let permit: OwnedSemaphorePermit = self
             .connections
@@ -259,7 +274,12 @@ impl Run {
         .await
         {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(classify_io(&e)),
+            Ok(Err(e)) => {
+                if e.raw_os_error() == Some(nix::libc::EMFILE) {
+                    self.out_of_files();
+                }
+                return Err(classify_io(&e));
+            }
             Err(_) => {
                 return Err(format!(
                     "Connection timeout after {} ms",
@@ -618,6 +638,7 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
         feeders,
         limiter: Limiter::new(&simulation.throttle),
         correction: simulation.coordinated_omission,
+        said_out_of_files: std::sync::atomic::AtomicBool::new(false),
     }))
 }
 

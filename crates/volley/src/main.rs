@@ -58,6 +58,17 @@ enum Command {
     },
 }
 
+/// Raises the open-files soft limit to the hard limit: every user holds a connection, and a
+/// shell's default soft limit (1,024) is far below what a load test opens.
+fn raise_open_files_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -106,13 +117,16 @@ fn main() -> ExitCode {
             scenario,
             overrides,
             out,
-        } => match run(&scenario, &overrides, &out) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("volley: {e:#}");
-                ExitCode::from(1)
+        } => {
+            raise_open_files_limit();
+            match run(&scenario, &overrides, &out) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("volley: {e:#}");
+                    ExitCode::from(1)
+                }
             }
-        },
+        }
     }
 }
 
