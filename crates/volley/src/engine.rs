@@ -66,7 +66,16 @@ pub struct Run {
     correction: CoordinatedOmission,
     /// Whether running out of file descriptors was said on the console already.
     said_out_of_files: std::sync::atomic::AtomicBool,
+    /// Open-model users started and not finished, at most [`USERS_PER_CONNECTION`] per
+    /// `http.maxConnections`: when the target (or the cap) holds users back, the plan's next
+    /// ones wait to be started instead of each taking memory and a connection attempt. A user
+    /// started late keeps the time it was due.
+    running: Arc<tokio::sync::Semaphore>,
 }
+
+/// Open-model users that may be running (mostly waiting for a connection) per connection
+/// `http.maxConnections` allows.
+pub const USERS_PER_CONNECTION: usize = 8;
 
 /// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open. Its
 /// `http.maxConnections` permit is held by the connection's task, released once the socket
@@ -520,7 +529,13 @@ async fn user(
     users.done.fetch_add(1, Relaxed);
 }
 
-async fn open_user(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, due: Instant) {
+async fn open_user(
+    run: Arc<Run>,
+    scenario: Arc<Scenario>,
+    users: Arc<Users>,
+    due: Instant,
+    _running: OwnedSemaphorePermit,
+) {
     let mut conn = Connection::default();
     user(run, scenario, users, due, &mut conn).await;
 }
@@ -558,7 +573,12 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
         }
         let (run, s, u) = (run.clone(), scenario.clone(), users.clone());
         match event {
-            Event::Arrival(_) => tasks.spawn(open_user(run, s, u, at)),
+            Event::Arrival(_) => {
+                let Ok(running) = run.running.clone().acquire_owned().await else {
+                    break;
+                };
+                tasks.spawn(open_user(run, s, u, at, running))
+            }
             Event::Slot { end, .. } => {
                 let end = origin
                     .checked_add(end)
@@ -639,6 +659,13 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
         limiter: Limiter::new(&simulation.throttle),
         correction: simulation.coordinated_omission,
         said_out_of_files: std::sync::atomic::AtomicBool::new(false),
+        running: Arc::new(tokio::sync::Semaphore::new(
+            simulation
+                .http
+                .max_connections
+                .saturating_mul(USERS_PER_CONNECTION)
+                .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+        )),
     }))
 }
 

@@ -320,3 +320,28 @@ fn the_closed_model_is_corrected_for_coordinated_omission() {
     assert_eq!(note("off", &stats), None);
     assert_eq!(stats.global.requests, stats.global.all.len());
 }
+
+/// An open model the target cannot keep up with: users due while every connection
+/// `http.maxConnections` allows is busy are started only as room comes, at most
+/// `USERS_PER_CONNECTION` per connection running at once (memory and connection attempts
+/// stay bounded however far behind the plan falls), and each keeps the time it was due.
+/// 20 users over 1 s, one connection, 900 ms a request: the last is answered at 18 s,
+/// ~17 s after it was due.
+///
+/// Catches: a user per arrival started regardless (24 users would run at once), and a
+/// user started late timed from its start.
+#[test]
+fn users_the_plan_cannot_start_wait_their_turn_and_keep_their_due_time() {
+    let stats = run(
+        "baseUrl: BASE\nhttp: {maxConnections: 1}\nmaxDuration: 60s\nscenarios:\n  - name: behind\n    \
+         injection: [{rampUsers: 20, during: 1s}]\n    steps: [{request: {name: r, path: /hold}}]\n",
+    );
+    let most = series(&stats).iter().map(|&(_, _, a)| a).max().unwrap_or(0);
+    assert!(
+        most as usize <= volley::engine::USERS_PER_CONNECTION,
+        "{most} users running at once"
+    );
+    assert_eq!(stats.global.requests, 20);
+    let max = millis(stats.global.all.max());
+    assert!((16_000.0..18_100.0).contains(&max), "max {max} ms");
+}
