@@ -56,8 +56,8 @@ section! {
         distribution_bounds: [u64; 2] = [800, 1200],
         /// A closed model's correction for coordinated omission (its users wait for the
         /// server, so a stall holds back the requests they would have sent): `average` adds,
-        /// for a response longer than its user's average interval between sends of that
-        /// request, the responses that interval would have sent meanwhile (HdrHistogram's
+        /// for a response longer than the average interval between a slot's sends of that
+        /// request step, the responses that interval would have sent meanwhile (HdrHistogram's
         /// expected-interval correction); `minimum` takes the shortest interval instead;
         /// `off` keeps the times as measured. Open-model and throttled requests need none:
         /// they are timed from when they were due.
