@@ -7,16 +7,12 @@
 //! pinned as users spell them, then started with `LoggingFactory::build` on a `Dispatch` of
 //! its own (no global subscriber).
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ferrowizard_logging::{Logging, LoggingFactory};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::Value;
 use tracing::Dispatch;
 
@@ -552,119 +548,6 @@ fn send_buffer_size_bounds_what_a_stalled_connection_takes_in() {
         large > 4 * small,
         "4KiB: {small} bytes, 1MiB: {large} bytes"
     );
-}
-
-/// A CA, and a certificate it signs for `names`: (CA PEM, certificate DER, key DER).
-fn certificates(names: &[&str]) -> (String, CertificateDer<'static>, PrivateKeyDer<'static>) {
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-    let cert = CertificateParams::new(names)
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    (
-        ca.pem(),
-        cert.der().clone(),
-        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
-    )
-}
-
-/// A TLS receiver that speaks TLS 1.2 only, on a free port: every line of every connection
-/// is sent on the channel.
-fn tls12_receiver(
-    cert: CertificateDer<'static>,
-    key: PrivateKeyDer<'static>,
-) -> (u16, mpsc::Receiver<String>) {
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_protocol_versions(&[&rustls::version::TLS12])
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![cert], key)
-    .unwrap();
-    let config = Arc::new(config);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().map_while(Result::ok) {
-            let (config, tx) = (config.clone(), tx.clone());
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let tls = rustls::StreamOwned::new(conn, stream);
-                for line in BufReader::new(tls).lines().map_while(Result::ok) {
-                    if tx.send(line).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    (port, rx)
-}
-
-/// Logs 5 lines through a tls appender with `supportedProtocols: protocols`; returns the
-/// lines received within a few seconds and the appender's (written, dropped).
-fn send_tls(
-    port: u16,
-    ca: &Path,
-    protocols: &str,
-    rx: &mpsc::Receiver<String>,
-) -> (Vec<String>, (u64, u64)) {
-    let dir = tempfile::tempdir().unwrap();
-    let (logging, dispatch) = build(
-        dir.path(),
-        &format!(
-            "appenders:\n  - type: tls\n    host: localhost\n    port: {port}\n    \
-             caFile: '{}'\n    supportedProtocols: {protocols}\n    logFormat: '%m%n'\n",
-            ca.display()
-        ),
-    );
-    with(&dispatch, || {
-        for i in 0..5 {
-            tracing::info!("over tls {i}");
-        }
-    });
-    logging.flush(Duration::from_secs(10));
-    let total = logging.stats()[0].total();
-    let mut lines = Vec::new();
-    while lines.len() < 5 {
-        match rx.recv_timeout(Duration::from_secs(3)) {
-            Ok(line) => lines.push(line),
-            Err(_) => break,
-        }
-    }
-    logging.shutdown(Duration::from_secs(2));
-    (lines, (total.written, total.dropped))
-}
-
-/// `supportedProtocols` (tls appender): against a receiver that speaks TLS 1.2 only, an
-/// appender limited to `[TLSv1.3]` gets nothing through (the handshake fails, the lines are
-/// counted dropped), and one with `[TLSv1.2]` delivers every line.
-///
-/// Catches: `supportedProtocols` ignored (both versions offered: `[TLSv1.3]` would deliver).
-#[test]
-fn supported_protocols_limit_the_tls_versions_offered() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ca, cert, key) = certificates(&["localhost"]);
-    let ca_path = dir.path().join("ca.pem");
-    std::fs::write(&ca_path, ca).unwrap();
-    let (port, rx) = tls12_receiver(cert, key);
-
-    let (lines, counts) = send_tls(port, &ca_path, "[TLSv1.3]", &rx);
-    assert!(lines.is_empty(), "TLSv1.3 only got through: {lines:?}");
-    assert_eq!(counts, (0, 5), "TLSv1.3 only");
-
-    let (lines, counts) = send_tls(port, &ca_path, "[TLSv1.2]", &rx);
-    let want: Vec<String> = (0..5).map(|i| format!("over tls {i}")).collect();
-    assert_eq!(lines, want, "TLSv1.2");
-    assert_eq!(counts, (5, 0), "TLSv1.2");
 }
 
 /// How long a tcp appender with `connectionTimeout: timeout` takes, from the event to the

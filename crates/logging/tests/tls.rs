@@ -37,10 +37,19 @@ fn receiver(
     cert: CertificateDer<'static>,
     key: PrivateKeyDer<'static>,
 ) -> (u16, mpsc::Receiver<String>) {
+    receiver_speaking(cert, key, rustls::DEFAULT_VERSIONS)
+}
+
+/// [`receiver`], speaking only `versions`.
+fn receiver_speaking(
+    cert: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> (u16, mpsc::Receiver<String>) {
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
-    .with_safe_default_protocol_versions()
+    .with_protocol_versions(versions)
     .unwrap()
     .with_no_client_auth()
     .with_single_cert(vec![cert], key)
@@ -177,4 +186,26 @@ fn a_ca_file_that_cannot_be_read_stops_the_start() {
         panic!("started without its CA file")
     };
     assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
+}
+
+/// `supportedProtocols`: against a receiver that speaks TLS 1.2 only, an appender limited to
+/// TLS 1.3 gets nothing through (the handshake fails, the lines are counted dropped), and
+/// one that speaks TLS 1.2 delivers every line.
+///
+/// Catches: `supportedProtocols` ignored (both versions offered: TLS 1.3 only would deliver).
+#[test]
+fn supported_protocols_limit_the_tls_versions_offered() {
+    use ferrowizard_logging::config::TlsVersion;
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(&["localhost"]);
+    std::fs::write(dir.path().join("ca.pem"), ca).unwrap();
+    let (port, rx) = receiver_speaking(cert, key, &[&rustls::version::TLS12]);
+    let ca = dir.path().join("ca.pem");
+    let only = |v: TlsVersion| move |a: &mut TlsAppenderFactory| a.supported_protocols = vec![v];
+    let (lines, counts) = send(port, &ca, 5, only(TlsVersion::TlsV13), &rx);
+    assert!(lines.is_empty(), "TLS 1.3 only got through: {lines:?}");
+    assert_eq!(counts, (0, 5), "TLS 1.3 only");
+    let (lines, counts) = send(port, &ca, 5, only(TlsVersion::TlsV12), &rx);
+    assert_eq!(lines.len(), 5, "TLS 1.2");
+    assert_eq!(counts, (5, 0), "TLS 1.2");
 }
