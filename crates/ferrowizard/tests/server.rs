@@ -75,6 +75,9 @@ fn get_close(addr: SocketAddr, path: &str) -> String {
     )
 }
 
+/// `/block` handlers blocking their worker now.
+static BLOCKING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn routes(gate: Arc<Semaphore>) -> Router {
     Router::new()
         .route("/fast", get(|| async { "fast\n" }))
@@ -85,7 +88,9 @@ fn routes(gate: Arc<Semaphore>) -> Router {
         .route(
             "/block",
             get(|| async {
+                BLOCKING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 std::thread::sleep(Duration::from_millis(2500));
+                BLOCKING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 "unblocked\n"
             }),
         )
@@ -734,8 +739,16 @@ async fn the_admin_side_answers_while_handlers_block_every_application_worker() 
         })
         .collect();
     let (ping, health) = tokio::task::spawn_blocking(move || {
-        // Not a tokio sleep: with every worker blocked, no one drives this runtime's timers.
-        std::thread::sleep(Duration::from_millis(300));
+        // Both workers blocked (not a tokio sleep: with every worker blocked, no one drives
+        // this runtime's timers), however long the handlers took to start.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while BLOCKING.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the handlers never blocked"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let asked = std::time::Instant::now();
         let ping = get_close(admin, "/ping");
         let took = asked.elapsed();

@@ -332,6 +332,18 @@ fn application_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
     }
 }
 
+fn header_name(name: &str, _: &()) -> garde::Result {
+    let token = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if token {
+        Ok(())
+    } else {
+        Err(garde::Error::new(format!("{name:?} is not a header name")))
+    }
+}
+
 fn valid_timestamp_format(pattern: &str, _: &()) -> garde::Result {
     crate::layout::time::DateFormat::new(pattern, jiff::tz::TimeZone::UTC)
         .map(|_| ())
@@ -690,8 +702,10 @@ section! {
             AccessField::Protocol, AccessField::ContentLength, AccessField::UserAgent,
         ],
         /// Request headers to include.
+        #[garde(inner(custom(header_name)))]
         request_headers: Vec<String> = Vec::new(),
         /// Response headers to include.
+        #[garde(inner(custom(header_name)))]
         response_headers: Vec<String> = Vec::new(),
         /// Renames of fields.
         custom_field_names: BTreeMap<String, String> = BTreeMap::new(),

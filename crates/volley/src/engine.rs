@@ -254,8 +254,6 @@ impl Run {
         ok
     }
 
-    /// Opens a connection once one of `http.maxConnections` is free (waiting for it as long
-    /// as it takes: the wait is part of the request's time).
     /// Says once, on the console, that connections fail for want of file descriptors.
     fn out_of_files(&self) {
         if !self.said_out_of_files.swap(true, Relaxed) {
@@ -269,6 +267,8 @@ impl Run {
         }
     }
 
+    /// Opens a connection once one of `http.maxConnections` is free: the wait is part of the
+    /// request's time, and of its `requestTimeout`.
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
         let permit: OwnedSemaphorePermit = self
             .connections

@@ -121,7 +121,8 @@ section! {
         /// Reuse connections.
         keep_alive: bool = true,
         /// Connections open at once, across every user: a user that needs one while all
-        /// are open waits for one to close, and the wait counts in its response time.
+        /// are open waits for one to close, and the wait counts in its response time (and
+        /// toward `requestTimeout`).
         #[garde(range(min = 1))]
         max_connections: usize = 1000,
         /// Headers sent with every request.

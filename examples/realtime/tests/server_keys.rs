@@ -374,7 +374,7 @@ fn access_json_writes_the_fields_names_and_headers_it_is_told() {
             (
                 "GET",
                 "/realtime/quotes/ACME?x=1",
-                &[("X-Request-Id", "abc")],
+                &[("X-Request-Id", "abc"), ("X-Request-Id", "def")],
             ),
             (
                 "POST",
@@ -423,7 +423,7 @@ fn access_json_writes_the_fields_names_and_headers_it_is_told() {
     assert_eq!(first["serverName"], "test");
     assert_eq!(
         first["requestHeaders"],
-        serde_json::json!({"x-request-id": "abc"})
+        serde_json::json!({"x-request-id": "abc, def"})
     );
     assert_eq!(
         first["responseHeaders"],

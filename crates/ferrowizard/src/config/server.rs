@@ -282,6 +282,15 @@ macro_rules! server {
     };
 }
 
+fn valid_context_path(path: &str, _: &()) -> garde::Result {
+    if path.ends_with("/*") {
+        return Err(garde::Error::new(format!(
+            "{path:?} must be a path, not a pattern"
+        )));
+    }
+    valid_root_path(&path.to_owned(), &())
+}
+
 fn valid_root_path(path: &String, _: &()) -> garde::Result {
     let bad = |why: &str| Err(garde::Error::new(format!("{path:?} {why}")));
     let trimmed = path.strip_suffix("/*").unwrap_or(path);
@@ -349,8 +358,10 @@ section! {
         #[garde(range(min = 1))]
         admin_max_threads: usize = 64,
         /// The application's path prefix.
+        #[garde(custom(valid_context_path))]
         application_context_path: String = "/".to_owned(),
         /// The admin interface's path prefix.
+        #[garde(custom(valid_context_path))]
         admin_context_path: String = "/".to_owned(),
     }
     with server
@@ -363,8 +374,10 @@ section! {
         #[garde(dive)]
         connector: ConnectorFactory = ConnectorFactory::http(8080),
         /// The application's path prefix.
+        #[garde(custom(valid_context_path))]
         application_context_path: String = "/application".to_owned(),
         /// The admin interface's path prefix.
+        #[garde(custom(valid_context_path))]
         admin_context_path: String = "/admin".to_owned(),
     }
     with server

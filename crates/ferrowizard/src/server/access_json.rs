@@ -198,10 +198,13 @@ impl AccessJson {
                 }
                 AccessField::RemoteAddress => {
                     key(out, name);
+                    // An address needs no escaping: written in quotes as it is.
+                    out.push('"');
                     match e.client() {
-                        Some(a) => quote(out, &a.ip().to_string()),
-                        None => quote(out, "-"),
+                        Some(a) => super::request_log::write_ip(out, a.ip()),
+                        None => out.push('-'),
                     }
+                    out.push('"');
                 }
                 AccessField::RequestTime => {
                     key(out, name);
@@ -275,7 +278,18 @@ impl AccessJson {
             }
             key(out, name);
             out.push('{');
-            for (i, (n, v)) in found.enumerate() {
+            // One key a name, as DropWizard writes them: a repeated header's values joined.
+            let mut joined: Vec<(&HeaderName, String)> = Vec::new();
+            for (n, v) in found {
+                match joined.iter_mut().find(|(m, _)| *m == n) {
+                    Some((_, all)) => {
+                        all.push_str(", ");
+                        all.push_str(v);
+                    }
+                    None => joined.push((n, v.clone())),
+                }
+            }
+            for (i, (n, v)) in joined.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }

@@ -22,7 +22,7 @@ impl Compressible {
     pub(crate) fn new(minimum_entity_size: u64, types: &[String]) -> Compressible {
         Compressible {
             size: SizeAbove::new(minimum_entity_size),
-            types: types.iter().map(|t| essence(t).to_owned()).collect(),
+            types: types.iter().map(|t| essence(t)).collect(),
         }
     }
 }
@@ -52,7 +52,12 @@ impl Predicate for Compressible {
             .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| self.types.iter().any(|listed| *listed == essence(t)))
+            .is_some_and(|t| {
+                let t = t.split(';').next().unwrap_or_default().trim();
+                self.types
+                    .iter()
+                    .any(|listed| listed.eq_ignore_ascii_case(t))
+            })
     }
 }
 

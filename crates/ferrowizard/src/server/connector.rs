@@ -172,8 +172,9 @@ impl Connection {
         // their futures do), so a borrow never meets another, and a lock's two atomic
         // operations a request bought nothing.
         let service = std::cell::RefCell::new(self.service.clone());
+        let tls = self.tls;
         let mut extensions = connection_extensions(peer);
-        if self.tls {
+        if tls {
             extensions.insert(super::forwarded::Tls);
         }
         let forwarded = self.settings.forwarded.clone();
@@ -186,6 +187,9 @@ impl Connection {
             } else {
                 req.extensions_mut()
                     .insert(axum::extract::ConnectInfo(peer));
+                if tls {
+                    req.extensions_mut().insert(super::forwarded::Tls);
+                }
             }
             if let Some(trust) = &forwarded
                 && let Some((client, found)) = trust.resolve(peer, req.headers())

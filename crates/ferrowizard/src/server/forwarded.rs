@@ -100,27 +100,30 @@ impl<S: Send + Sync> FromRequestParts<S> for Client {
 /// A connector's trust in proxy headers.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Trust {
-    /// Empty: every peer's headers are trusted, and the first address they name is the
-    /// client's (DropWizard's behaviour). Else only these peers' headers are, and the client
-    /// is the last address named that is not one of these.
-    proxies: Vec<IpNet>,
+    /// `None` (no `trustedProxies`): every peer's headers are trusted, and the first address
+    /// they name is the client's (DropWizard's behaviour). Else only these peers' headers
+    /// are, and the client is the last address named that is not one of these.
+    proxies: Option<Vec<IpNet>>,
 }
 
 impl Trust {
     /// Trust in the proxies `networks` names (CIDR, or a single address); the configuration
     /// checks them.
+    /// A network that does not parse trusts no one (it fails closed, not open).
     pub(crate) fn new(networks: &[String]) -> Trust {
         Trust {
-            proxies: networks
-                .iter()
-                .filter_map(|n| parse_network(n).ok())
-                .collect(),
+            proxies: (!networks.is_empty()).then(|| {
+                networks
+                    .iter()
+                    .filter_map(|n| parse_network(n).ok())
+                    .collect()
+            }),
         }
     }
 
     fn trusts(&self, ip: IpAddr) -> bool {
         let ip = canonical(ip);
-        self.proxies.iter().any(|n| n.contains(&ip))
+        self.proxies.iter().flatten().any(|n| n.contains(&ip))
     }
 
     /// The client a request's headers name, if `peer` is trusted and they parse.
@@ -129,14 +132,14 @@ impl Trust {
         peer: SocketAddr,
         headers: &HeaderMap,
     ) -> Option<(SocketAddr, Forwarded)> {
-        if !self.proxies.is_empty() && !self.trusts(peer.ip()) {
+        if self.proxies.is_some() && !self.trusts(peer.ip()) {
             return None;
         }
         let hops = match headers.get_all("forwarded").iter().next() {
             Some(_) => forwarded_hops(headers)?,
             None => x_forwarded_hops(headers)?,
         };
-        let chosen = if self.proxies.is_empty() {
+        let chosen = if self.proxies.is_none() {
             hops.first()?
         } else {
             hops.iter()
@@ -461,6 +464,15 @@ mod tests {
                 ]
             ),
             Some(("203.0.113.7:0".into(), Some("https"), None))
+        );
+    }
+
+    #[test]
+    fn a_list_with_no_usable_network_trusts_no_one() {
+        let trust = Trust::new(&["not a network".into()]);
+        assert_eq!(
+            resolve(&trust, "10.0.0.1", &[("x-forwarded-for", "1.2.3.4")]),
+            None
         );
     }
 

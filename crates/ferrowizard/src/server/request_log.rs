@@ -410,7 +410,7 @@ thread_local! {
         const { std::cell::RefCell::new((None, String::new())) };
 }
 
-fn write_ip(out: &mut Text, ip: std::net::IpAddr) {
+pub(crate) fn write_ip(out: &mut Text, ip: std::net::IpAddr) {
     use std::fmt::Write;
     CLIENT.with(|cell| {
         let mut last = cell.borrow_mut();
@@ -471,9 +471,7 @@ fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, z
     out.push_str(itoa::Buffer::new().format(elapsed));
 }
 
-/// DropWizard's access-json line with its default `includes`, under the keys DropWizard
-/// writes them with: `timestamp` (epoch ms), `remoteAddress`, `requestTime` (ms), `uri`,
-/// `status`, `method`, `protocol`, `contentLength`, `userAgent` (when the client sent one).
+/// A streamed response's line, written when its body ends.
 struct Pending {
     entry: Entry,
     log: Arc<RequestLog>,
@@ -688,16 +686,16 @@ mod tests {
 
     static BODY: [u8; 5120] = [b'x'; 5120];
 
-    /// Logs `request` the way the gate does (`entry` with the headers, then `finish` with
-    /// the response, which calls `write`), in `format`, to an appender that captures what it
-    /// writes; the entry's time (the one clock reading `entry` makes) is set to
-    /// [`arrived`]. Returns everything the appender wrote.
     /// The access-json line with DropWizard's defaults.
     fn json_default() -> Format {
         let layout = AccessJson::new(&Default::default(), &TimeZone::UTC, &mut Wanted::default());
         Format::Json(Box::new(layout.unwrap()))
     }
 
+    /// Logs `request` the way the gate does (`entry` with the headers, then `finish` with
+    /// the response, which calls `write`), in `format`, to an appender that captures what it
+    /// writes; the entry's time (the one clock reading `entry` makes) is set to
+    /// [`arrived`]. Returns everything the appender wrote.
     fn log_one(
         format: Format,
         request: &http::Request<()>,
