@@ -591,19 +591,9 @@ macro_rules! each {
 
 /// The settings every appender type has.
 impl AppenderFactory {
-    /// `threshold`.
-    pub fn threshold(&self) -> Level {
-        each!(self, a => a.threshold)
-    }
-
     /// `layout`.
     pub fn layout(&self) -> Option<&LayoutFactory> {
         each!(self, a => a.layout.as_ref())
-    }
-
-    /// `logFormat`.
-    pub fn log_format(&self) -> Option<&str> {
-        each!(self, a => a.log_format.as_deref())
     }
 
     /// `timeZone`.
@@ -614,16 +604,6 @@ impl AppenderFactory {
     /// `messageRate`.
     pub fn message_rate(&self) -> Option<Duration> {
         each!(self, a => a.message_rate)
-    }
-
-    /// `includeCallerData`.
-    pub fn include_caller_data(&self) -> bool {
-        each!(self, a => a.include_caller_data)
-    }
-
-    /// `queueSize`, `discardingThreshold` and `neverBlock`, in that order.
-    pub fn queue(&self) -> (usize, i64, bool) {
-        each!(self, a => (a.queue_size, a.discarding_threshold, a.never_block))
     }
 
     /// `discardingThreshold`, to change (the request log's lossless default).

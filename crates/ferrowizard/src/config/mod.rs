@@ -78,7 +78,9 @@ macro_rules! reporter {
 section! {
     /// `type: log`.
     pub struct LogReporterFactory {
-        /// The logger the lines go to, at INFO (its level and appenders are `logging:`'s).
+        /// The logger the lines go to, at INFO (its level and appenders are `logging:`'s). The
+        /// lines are `log` records: with `logging.type: external`, the application's
+        /// subscriber sees them only if it bridges `log` (tracing-log's `LogTracer`).
         #[garde(length(min = 1))]
         logger: String = "metrics".to_owned(),
     }
