@@ -160,12 +160,43 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
             100.0 * n as f64 / total as f64
         );
     }
+    connections(&mut out, stats);
     if !stats.errors.is_empty() {
         heading(&mut out, "Errors", "");
         errors(&mut out, stats);
     }
     rule(&mut out, '=');
     out
+}
+
+/// The connections opened, and their connect and TLS handshake times (not in the response
+/// times above unless a request waited for its connection to open).
+fn connections(out: &mut String, stats: &Stats) {
+    if stats.connect.is_empty() {
+        return;
+    }
+    heading(out, "Connections", "");
+    let _ = writeln!(
+        out,
+        "> {:<80}{:>10}",
+        "connections opened",
+        stats.connect.len()
+    );
+    for (label, h) in [
+        ("connect time (ms)", &stats.connect),
+        ("TLS handshake time (ms)", &stats.tls_handshake),
+    ] {
+        if h.is_empty() {
+            continue;
+        }
+        let s = Summary::of(h);
+        let _ = writeln!(
+            out,
+            "> {:<80}{:>10}",
+            format!("{label}: min / p50 / p99 / max"),
+            format!("{:.1} / {:.1} / {:.1} / {:.1}", s.min, s.p50, s.p99, s.max)
+        );
+    }
 }
 
 /// One line when a closed model's corrected p99 is far above its raw p99 (the service time

@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
@@ -24,6 +22,7 @@ use crate::scenario::{Request, Scenario, Simulation, Step};
 use crate::schedule::{Event, Plan};
 use crate::session::{Session, interpolate, save};
 use crate::stats::Stats;
+use crate::transport::{Sender, Transport};
 
 /// Users of one scenario, for the console's progress bar.
 #[derive(Debug, Default)]
@@ -47,19 +46,15 @@ pub struct Run {
     shards: Vec<Mutex<Stats>>,
     /// Per scenario.
     pub users: Vec<Arc<Users>>,
-    authority: String,
+    /// How connections are opened, and shared under `http.shareConnections`.
+    transport: Transport,
     /// The path of `baseUrl` (`/api`), which every request's path is appended to; empty for
     /// none.
     base_path: String,
     host: http::HeaderValue,
-    /// `http.maxConnections`: a permit per open connection; a user that needs a connection
-    /// while every permit is taken waits for one.
-    connections: Arc<tokio::sync::Semaphore>,
     default_headers: http::HeaderMap,
     keep_alive: bool,
-    connect_timeout: Duration,
     timeout: Duration,
-    read_buffer: usize,
     feeders: Feeders,
     limiter: Option<Limiter>,
     /// `coordinatedOmission`: the closed model's correction.
@@ -77,12 +72,11 @@ pub struct Run {
 /// `http.maxConnections` allows.
 pub const USERS_PER_CONNECTION: usize = 8;
 
-/// A user's connection: one HTTP/1.1 connection, kept while the target keeps it open. Its
-/// `http.maxConnections` permit is held by the connection's task, released once the socket
-/// is closed.
+/// A user's connection, kept while the target keeps it open (none of its own under
+/// `http.shareConnections`).
 #[derive(Default)]
 pub struct Connection {
-    live: Option<SendRequest<Full<Bytes>>>,
+    live: Option<Sender>,
     /// A closed-model slot's: its users are always ready to send, so a throttled request of
     /// theirs is due at its slot, however late the slot's users got to it.
     closed: bool,
@@ -267,49 +261,26 @@ impl Run {
         }
     }
 
-    /// Opens a connection once one of `http.maxConnections` is free: the wait is part of the
-    /// request's time, and of its `requestTimeout`.
-    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
-        let permit: OwnedSemaphorePermit = self
-            .connections
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| "Connection pool closed".to_owned())?;
-        let stream = match tokio::time::timeout(
-            self.connect_timeout,
-            tokio::net::TcpStream::connect(&self.authority),
-        )
-        .await
-        {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                if e.raw_os_error() == Some(nix::libc::EMFILE) {
+    /// A connection for one request (see [`Transport::checkout`]); an opened one's connect
+    /// and TLS handshake times are recorded.
+    async fn checkout(&self, own: &mut Option<Sender>) -> Result<Sender, String> {
+        match self.transport.checkout(own).await {
+            Ok(c) => {
+                if let Some(opened) = c.opened {
+                    let shard = SHARD.with(|s| *s) % self.shards.len();
+                    if let Ok(mut stats) = self.shards[shard].lock() {
+                        stats.record_connection(opened.connect, opened.handshake);
+                    }
+                }
+                Ok(c.sender)
+            }
+            Err(f) => {
+                if f.out_of_files {
                     self.out_of_files();
                 }
-                return Err(classify_io(&e));
+                Err(f.message)
             }
-            Err(_) => {
-                return Err(format!(
-                    "Connection timeout after {} ms",
-                    self.connect_timeout.as_millis()
-                ));
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        // A modest fixed read buffer (`http.readBuffer`): 10,000 users are 10,000
-        // connections, and hyper's default adaptive buffer starts at 8 KiB and grows.
-        let (sender, connection) = hyper::client::conn::http1::Builder::new()
-            .read_buf_exact_size(Some(self.read_buffer))
-            .handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("Connection failed: {e}"))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-            // The socket is closed: the permit is another connection's.
-            drop(permit);
-        });
-        Ok(sender)
+        }
     }
 
     async fn exchange(
@@ -318,10 +289,10 @@ impl Run {
         session: &Session,
         r: &Request,
     ) -> Result<(u16, http::HeaderMap, Bytes), String> {
-        let mut sender = match conn.live.take() {
-            Some(s) if !s.is_closed() => s,
-            _ => self.connect().await?,
-        };
+        let mut sender = self.checkout(&mut conn.live).await?;
+        if sender.ready().await.is_err() {
+            sender = self.checkout(&mut None).await?;
+        }
         let body = match &r.body {
             Some(b) => Bytes::from(interpolate(b, session)?.into_owned()),
             None => Bytes::new(),
@@ -335,11 +306,25 @@ impl Run {
         } else {
             std::borrow::Cow::Owned(format!("{}{path}", self.base_path))
         };
-        *request.uri_mut() = path
+        let path: http::uri::PathAndQuery = path
             .parse()
             .map_err(|e| format!("invalid path {path:?}: {e}"))?;
         let headers = request.headers_mut();
-        headers.insert(http::header::HOST, self.host.clone());
+        if sender.is_http2() {
+            // HTTP/2 carries the scheme and authority as pseudo-headers, from the URI.
+            *request.uri_mut() = http::Uri::from_parts({
+                let mut parts = http::uri::Parts::default();
+                parts.scheme = Some(self.transport.scheme().clone());
+                parts.authority = Some(self.transport.authority().clone());
+                parts.path_and_query = Some(path);
+                parts
+            })
+            .map_err(|e| format!("invalid URI: {e}"))?;
+        } else {
+            headers.insert(http::header::HOST, self.host.clone());
+            *request.uri_mut() = path.into();
+        }
+        let headers = request.headers_mut();
         headers.extend(
             self.default_headers
                 .iter()
@@ -352,32 +337,22 @@ impl Run {
                 .map_err(|e| format!("header {k:?}: {e}"))?;
             headers.insert(name, value);
         }
-        if sender.ready().await.is_err() {
-            sender = self.connect().await?;
-        }
+        let read_buffer = self.transport.read_buffer();
         let response = sender
-            .send_request(request)
+            .send(request)
             .await
-            .map_err(|e| classify_hyper(&e, self.read_buffer))?;
+            .map_err(|e| classify_hyper(&e, read_buffer))?;
         let status = response.status().as_u16();
         let (parts, body) = response.into_parts();
         let body = body
             .collect()
             .await
             // A body cut short is the same KO as a head cut short, in Gatling's words.
-            .map_err(|e| classify_hyper(&e, self.read_buffer))?;
+            .map_err(|e| classify_hyper(&e, read_buffer))?;
         if self.keep_alive {
-            conn.live = Some(sender);
+            self.transport.checkin(&mut conn.live, sender);
         }
         Ok((status, parts.headers, body.to_bytes()))
-    }
-}
-
-fn classify_io(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::ConnectionRefused => "Connection refused".into(),
-        std::io::ErrorKind::ConnectionReset => "Connection reset by peer".into(),
-        _ => format!("Connection failed: {e}"),
     }
 }
 
@@ -606,7 +581,7 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
         .authority()
         .ok_or_else(|| format!("baseUrl {:?} has no host", simulation.base_url))?
         .clone();
-    let port = authority.port_u16().unwrap_or(80);
+    let transport = crate::transport::Transport::new(&uri, &simulation.http, base_dir)?;
     let mut default_headers = http::HeaderMap::new();
     for (k, v) in &simulation.http.headers {
         let name =
@@ -637,24 +612,13 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
                 })
             })
             .collect(),
-        authority: format!("{}:{port}", authority.host()),
+        transport,
         base_path: uri.path().trim_end_matches('/').to_owned(),
-        connections: Arc::new(tokio::sync::Semaphore::new(
-            simulation
-                .http
-                .max_connections
-                .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
-        )),
         host: http::HeaderValue::from_str(authority.as_str())
             .map_err(|e| format!("baseUrl host: {e}"))?,
         default_headers,
         keep_alive: simulation.http.keep_alive,
-        connect_timeout: simulation.http.connect_timeout.get(),
         timeout: simulation.http.request_timeout.get(),
-        // Validated when the file was loaded; a Simulation built in code gets the floor.
-        read_buffer: usize::try_from(simulation.http.read_buffer.to_bytes())
-            .unwrap_or(usize::MAX)
-            .max(crate::scenario::MIN_READ_BUFFER.to_bytes() as usize),
         feeders,
         limiter: Limiter::new(&simulation.throttle),
         correction: simulation.coordinated_omission,

@@ -2,7 +2,8 @@
 //!
 //! A run: [`scenario`] loads the YAML (with ferrowizard-config: every mistake with its line),
 //! [`schedule`] says when each user comes, [`engine`] starts them and sends their requests,
-//! judged by [`checks`], with [`session`] variables and [`feeder`] records, and records every
+//! over connections [`transport`] opens (HTTP/1.1 or HTTP/2, plain or TLS), judged by
+//! [`checks`], with [`session`] variables and [`feeder`] records, and records every
 //! response into HDR histograms ([`stats`]); [`console`] prints Gatling's blocks, [`results`]
 //! writes `results.json` and [`report`] the self-contained `index.html`.
 #![forbid(unsafe_code)]
@@ -19,3 +20,4 @@ pub mod scenario;
 pub mod schedule;
 pub mod session;
 pub mod stats;
+pub mod transport;

@@ -149,6 +149,10 @@ mod tests {
             );
         }
         stats.roll_to(20, 3);
+        stats.record_connection(
+            std::time::Duration::from_micros(250),
+            Some(std::time::Duration::from_micros(1_500)),
+        );
         let results = Results::new(
             &stats,
             String::new(),
@@ -170,6 +174,11 @@ mod tests {
         assert!(
             html.contains("\"requests\":[1.0,1.0]"),
             "the page carries the rates"
+        );
+        assert!(
+            html.contains("<td>TCP connect</td><td>1</td><td>0.25</td>")
+                && html.contains("<td>TLS handshake</td><td>1</td><td>1.50</td>"),
+            "the connections' times are shown apart"
         );
     }
 }

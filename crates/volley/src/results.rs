@@ -88,6 +88,25 @@ pub struct Results {
     /// Absent in older files (schema 1), which had none.
     #[serde(default)]
     pub coordinated_omission: Option<String>,
+    /// The connections opened, and how long opening them took. Absent in older files.
+    #[serde(default)]
+    pub connections: Connections,
+}
+
+/// The connections a run opened: TCP connect and TLS handshake times, apart from the
+/// response times (which include them when a request had to open its connection).
+#[derive(Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
+pub struct Connections {
+    /// TCP connect times (ms); the count is the connections opened.
+    pub connect: Summary,
+    /// TLS handshake times (ms), for an `https://` target.
+    pub tls_handshake: Summary,
+    /// HdrHistogram V2 (deflate), base64: the connect times in µs.
+    pub connect_histogram: String,
+    /// The same for the TLS handshakes.
+    pub tls_handshake_histogram: String,
 }
 
 fn one() -> u64 {
@@ -142,6 +161,12 @@ impl Results {
             seconds: stats.series.clone(),
             assertions,
             coordinated_omission: None,
+            connections: Connections {
+                connect: Summary::of(&stats.connect),
+                tls_handshake: Summary::of(&stats.tls_handshake),
+                connect_histogram: encode(&stats.connect),
+                tls_handshake_histogram: encode(&stats.tls_handshake),
+            },
         }
     }
 }
@@ -201,17 +226,27 @@ fn add(
     into.oks += r.ok.count;
     into.kos += r.ko.count;
     for (target, text) in parts {
-        if text.is_empty() {
-            continue;
-        }
-        let h = decode(file, name, text)?;
-        target.add(&h).map_err(|e| MergeError::Histogram {
-            file: file.to_owned(),
-            name: name.to_owned(),
-            message: format!("{e:?}"),
-        })?;
+        add_histogram(target, file, name, text)?;
     }
     Ok(())
+}
+
+/// Adds the histogram `text` encodes (none when empty: an older file's) into `target`.
+fn add_histogram(
+    target: &mut hdrhistogram::Histogram<u64>,
+    file: &str,
+    name: &str,
+    text: &str,
+) -> Result<(), MergeError> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    let h = decode(file, name, text)?;
+    target.add(&h).map_err(|e| MergeError::Histogram {
+        file: file.to_owned(),
+        name: name.to_owned(),
+        message: format!("{e:?}"),
+    })
 }
 
 /// Seconds a merged series' entries cover: the least common multiple of the inputs', which
@@ -272,6 +307,20 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
         }
         for (e, n) in &r.errors {
             stats.errors.add(e, *n);
+        }
+        for (target, text, name) in [
+            (
+                &mut stats.connect,
+                &r.connections.connect_histogram,
+                "connect",
+            ),
+            (
+                &mut stats.tls_handshake,
+                &r.connections.tls_handshake_histogram,
+                "TLS handshake",
+            ),
+        ] {
+            add_histogram(target, file, name, text)?;
         }
         // Where this run's series starts: after the runs before it when they followed each
         // other (a whole number of entries, so that no entry is split).
@@ -415,6 +464,41 @@ mod tests {
         assert_eq!(merged.series_interval, 6);
         assert_eq!(merged.seconds.len(), 2);
         assert_eq!(merged.seconds.iter().map(|e| e.requests).sum::<u64>(), 24);
+    }
+
+    /// Connect and TLS handshake times merge exactly, as response times do; an older file
+    /// without them adds nothing.
+    #[test]
+    fn connection_times_merge_exactly() {
+        let with = |connects: &[u64]| {
+            let mut stats = Stats::new(1);
+            for &c in connects {
+                stats.record_connection(
+                    Duration::from_micros(c),
+                    Some(Duration::from_micros(c * 10)),
+                );
+            }
+            Results::new(
+                &stats,
+                String::new(),
+                Duration::from_secs(1),
+                false,
+                Vec::new(),
+            )
+        };
+        let mut older = with(&[]);
+        older.connections = Connections::default();
+        let merged = merge(&[
+            ("a".into(), with(&[100, 200])),
+            ("b".into(), with(&[300])),
+            ("c".into(), older),
+        ])
+        .unwrap();
+        let c = &merged.connections;
+        assert_eq!((c.connect.count, c.tls_handshake.count), (3, 3));
+        assert_eq!((c.connect.min, c.connect.max), (0.1, 0.3));
+        assert_eq!(c.tls_handshake.min, 1.0);
+        assert!((c.tls_handshake.max - 3.0).abs() < 0.01, "{}", c.tls_handshake.max);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use ferrowizard_config::{Duration, Size, section};
+use ferrowizard_config::{ConfigError, Duration, ErrorKind, Node, Size, Value, section};
 
 /// Implements `garde::Validate` for a section whose rule spans its fields: `$check` returns
 /// what is wrong, reported at the section itself.
@@ -28,8 +28,9 @@ macro_rules! validated_by {
 section! {
     /// A load test.
     pub struct Simulation {
-        /// The target, e.g. `http://127.0.0.1:8080`; a path in it (`http://host/api`) is
-        /// put in front of every request's path, as Gatling's `baseUrl` does.
+        /// The target, e.g. `http://127.0.0.1:8080` or `https://example.com`; a path in it
+        /// (`http://host/api`) is put in front of every request's path, as Gatling's
+        /// `baseUrl` does.
         #[garde(custom(http_url))]
         base_url: String = String::new(),
         /// HTTP settings.
@@ -90,16 +91,71 @@ impl CoordinatedOmission {
 }
 
 fn http_url(url: &str, _: &()) -> garde::Result {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
     if url.contains(['?', '#']) {
         Err(garde::Error::new(
             "must not hold a query or fragment (put them in each request's path)",
         ))
-    } else if url.starts_with("http://") && url.len() > "http://".len() {
+    } else if rest.is_some_and(|r| !r.is_empty()) {
         Ok(())
     } else {
         Err(garde::Error::new(
-            "must be an http:// URL such as http://127.0.0.1:8080",
+            "must be an http:// or https:// URL such as http://127.0.0.1:8080",
         ))
+    }
+}
+
+/// Rules of the tree before it is read: `http.version` written as a number (`2`, `1.1`) is
+/// the version's name; `http.tls` acts on an `https://` target only, so with an `http://`
+/// one it is refused rather than ignored, as `tls.caFile` is beside `tls.insecure: true`.
+fn http_rules(root: &mut Node, errors: &mut Vec<ConfigError>) {
+    let https = matches!(
+        root.get("baseUrl").map(|n| &n.value),
+        Some(Value::Str(url)) if url.starts_with("https://")
+    );
+    let Some(http) = root.get_mut("http") else {
+        return;
+    };
+    if let Some(version) = http.get_mut("version") {
+        let name = match version.value {
+            Value::UInt(n) => Some(n.to_string()),
+            Value::Float(f) => Some(f.to_string()),
+            _ => None,
+        };
+        if let Some(name) = name {
+            version.value = Value::Str(name);
+        }
+    }
+    if let Some(tls) = http.get_mut("tls")
+        && matches!(
+            tls.get("insecure").map(|n| &n.value),
+            Some(Value::Bool(true))
+        )
+        && let Some((key, ca)) = tls.remove("caFile")
+    {
+        errors.push(ConfigError::new(
+            key.origin,
+            ca.written_at
+                .unwrap_or_else(|| "http.tls.caFile".to_owned()),
+            ErrorKind::Invalid(
+                "caFile has no effect with insecure: true, which accepts any certificate: \
+                 remove one of them"
+                    .to_owned(),
+            ),
+        ));
+    }
+    if !https && let Some((key, tls)) = http.remove("tls") {
+        errors.push(ConfigError::new(
+            key.origin,
+            tls.written_at.unwrap_or_else(|| "http.tls".to_owned()),
+            ErrorKind::Invalid(
+                "tls applies to an https:// baseUrl only, and this one is not: use https:// or \
+                 remove http.tls"
+                    .to_owned(),
+            ),
+        ));
     }
 }
 
@@ -132,6 +188,41 @@ section! {
         /// headers) does not fit in it is KO. Bodies of any length are read through it.
         #[garde(custom(read_buffer_fits))]
         read_buffer: Size = Size::kibibytes(2),
+        /// `1.1`, or `2` for HTTP/2: negotiated by ALPN with an `https://` target (which may
+        /// still choose HTTP/1.1), spoken with prior knowledge (h2c) to an `http://` one.
+        version: HttpVersion = HttpVersion::Http1,
+        /// One pool of connections shared by every user, as Gatling's `shareConnections`
+        /// (a server's view of a few clients behind a proxy), instead of a connection per
+        /// user (a browser each). HTTP/1.1 users take an idle connection or open one, up to
+        /// `maxConnections`; HTTP/2 users multiplex their requests on one connection.
+        share_connections: bool = false,
+        /// TLS for an `https://` target.
+        #[garde(dive)]
+        tls: TlsSettings = TlsSettings::default(),
+    }
+}
+
+/// `http.version:`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1.
+    #[default]
+    #[serde(rename = "1.1")]
+    Http1,
+    /// HTTP/2.
+    #[serde(rename = "2")]
+    Http2,
+}
+
+section! {
+    /// `http.tls:`: whom an `https://` target's certificate must be signed by. The server
+    /// name checked, and sent by SNI, is the host of `baseUrl`.
+    pub struct TlsSettings {
+        /// A PEM file of the CA certificates to trust instead of the system's.
+        ca_file: Option<std::path::PathBuf> = None,
+        /// Accept any certificate, for a test server's self-signed one (the handshake is
+        /// still encrypted; nobody is authenticated).
+        insecure: bool = false,
     }
 }
 
@@ -594,7 +685,27 @@ pub fn load(
     path: &std::path::Path,
     overrides: &[String],
 ) -> Result<Simulation, ferrowizard_config::Report> {
+    loader(overrides).load_file(path)
+}
+
+/// [`load`] from text; `source` names it in errors.
+///
+/// ```
+/// let simulation = volley::scenario::load_str(
+///     "inline.yaml",
+///     "baseUrl: https://127.0.0.1:8443\nhttp: {version: 2, tls: {insecure: true}}\n\
+///      scenarios: [{name: s, injection: [{atOnceUsers: 1}], steps: [{request: {name: r, path: /}}]}]\n",
+/// )
+/// .unwrap();
+/// assert_eq!(simulation.http.version, volley::scenario::HttpVersion::Http2);
+/// ```
+pub fn load_str(source: &str, text: &str) -> Result<Simulation, ferrowizard_config::Report> {
+    loader(&[]).load_str(source, text)
+}
+
+fn loader(overrides: &[String]) -> ferrowizard_config::Loader<'static> {
     ferrowizard_config::Loader::new()
+        .transform(http_rules)
         .lookup(|name| {
             if name.chars().any(|c| c.is_ascii_lowercase()) {
                 Some(format!("${{{name}}}"))
@@ -603,5 +714,4 @@ pub fn load(
             }
         })
         .overrides(overrides.to_vec())
-        .load_file(path)
 }

@@ -302,6 +302,11 @@ pub struct Stats {
     pub errors: Errors,
     /// Finished entries of the series, each [`Stats::series_interval`] seconds.
     pub series: Vec<SeriesEntry>,
+    /// TCP connect times of the connections opened, µs (apart from the response times,
+    /// which count them too when a request had to open one).
+    pub connect: Histogram<u64>,
+    /// TLS handshake times of the connections opened to an `https://` target, µs.
+    pub tls_handshake: Histogram<u64>,
     interval: u64,
     current: Option<Open>,
 }
@@ -321,6 +326,8 @@ impl Stats {
             global: Tally::default(),
             errors: Errors::default(),
             series: Vec::new(),
+            connect: histogram(),
+            tls_handshake: histogram(),
             interval: interval.max(1),
             current: None,
         }
@@ -388,6 +395,15 @@ impl Stats {
         }
     }
 
+    /// Records a connection opened: its TCP connect time, and its TLS handshake's.
+    pub fn record_connection(&mut self, connect: Duration, handshake: Option<Duration>) {
+        let micros = |d: Duration| (d.as_micros() as u64).clamp(1, 3_600_000_000);
+        let _ = self.connect.record(micros(connect));
+        if let Some(h) = handshake {
+            let _ = self.tls_handshake.record(micros(h));
+        }
+    }
+
     /// Closes the entries before the one `second` falls in (a response that arrives for an
     /// entry already closed counts in the current one).
     pub fn roll_to(&mut self, second: u64, active: u64) {
@@ -428,6 +444,8 @@ impl Stats {
     /// shares'.
     pub fn merge_from(&mut self, other: &Stats) {
         self.global.add(&other.global);
+        let _ = self.connect.add(&other.connect);
+        let _ = self.tls_handshake.add(&other.tls_handshake);
         for (name, t) in &other.by_name {
             self.by_name.entry(name.clone()).or_default().add(t);
         }

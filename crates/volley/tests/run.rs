@@ -777,6 +777,10 @@ fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
     assert_eq!(r["coordinatedOmission"], "average");
     assert_eq!(r["seriesInterval"], 1);
     assert!(r["assertions"][0]["actual"].is_null());
+    // A connection per user, its connect time apart; no TLS to a plain http:// target.
+    assert_eq!(r["connections"]["connect"]["count"], 3);
+    assert!(r["connections"]["connect"]["max"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["connections"]["tlsHandshake"]["count"], 0);
     let schema: serde_json::Value = serde_json::from_slice(
         &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("results.schema.json")).unwrap(),
     )
@@ -841,4 +845,60 @@ fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
         .map(|e| e.to_string())
         .collect();
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// `http.tls` with a plain `http://` target, `caFile` beside `insecure: true`, and a
+/// version volley does not speak are each refused where they are written; `version: 2` and
+/// `1.1`, written as numbers, are the versions' names.
+#[test]
+fn http_settings_that_could_not_act_are_refused_where_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = |base: &str, http: &str| {
+        format!(
+            "baseUrl: {base}\nhttp:\n{http}scenarios:\n  - name: s\n    injection: [{{atOnceUsers: 1}}]\n    steps: [{{pause: 1s}}]\n"
+        )
+    };
+    let file = scenario(
+        dir.path(),
+        &body(
+            "http://127.0.0.1:1",
+            "  tls: {insecure: true}\n  version: 3\n",
+        ),
+    );
+    let err = check_fails(&file);
+    assert!(
+        err.contains(
+            "scenario.yaml:3:3: Invalid value at: http.tls; tls applies to an https:// baseUrl only"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("scenario.yaml:4:12: Incorrect type of value at: http.version")
+            && err.contains("expected: one of 1.1, 2"),
+        "{err}"
+    );
+    let file = scenario(
+        dir.path(),
+        &body(
+            "https://127.0.0.1:1",
+            "  tls:\n    insecure: true\n    caFile: ca.pem\n",
+        ),
+    );
+    let err = check_fails(&file);
+    assert!(
+        err.contains("scenario.yaml:5:5: Invalid value at: http.tls.caFile; caFile has no effect with insecure: true"),
+        "{err}"
+    );
+    for version in ["2", "1.1", "'2'"] {
+        let file = scenario(
+            dir.path(),
+            &body("https://127.0.0.1:1", &format!("  version: {version}\n")),
+        );
+        Command::cargo_bin("volley")
+            .unwrap()
+            .arg("check")
+            .arg(&file)
+            .assert()
+            .success();
+    }
 }

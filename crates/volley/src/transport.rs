@@ -1,0 +1,511 @@
+//! Connections to the target: TCP, then TLS for an `https://` target (rustls), then HTTP/1.1
+//! or HTTP/2 (`http.version`: by ALPN over TLS, by prior knowledge over plain TCP), each
+//! connection's connect and TLS handshake times measured apart from any response's; and the
+//! pool users share under `http.shareConnections`.
+//!
+//! `http.maxConnections` is a permit per open connection, held by the task that drives the
+//! connection and given back once its socket is closed, so no more sockets are ever open.
+
+use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::ServerName;
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+
+use crate::scenario::{HttpSettings, HttpVersion, TlsSettings};
+
+/// What a request goes out on: one HTTP/1.1 connection, or a handle to an HTTP/2 connection
+/// (cheap to clone; every clone multiplexes on the same connection).
+pub enum Sender {
+    /// HTTP/1.1: one request at a time.
+    One(http1::SendRequest<Full<Bytes>>),
+    /// HTTP/2.
+    Two(http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    /// Whether the connection is gone.
+    pub fn is_closed(&self) -> bool {
+        match self {
+            Sender::One(s) => s.is_closed(),
+            Sender::Two(s) => s.is_closed(),
+        }
+    }
+
+    /// Whether requests go out as HTTP/2 (which wants the scheme and authority in the
+    /// request's URI rather than a `Host` header).
+    pub fn is_http2(&self) -> bool {
+        matches!(self, Sender::Two(_))
+    }
+
+    /// Waits until the connection can take a request; an error means it is closed.
+    pub async fn ready(&mut self) -> Result<(), hyper::Error> {
+        match self {
+            Sender::One(s) => s.ready().await,
+            Sender::Two(s) => s.ready().await,
+        }
+    }
+
+    /// Sends `request`, resolving to the response's head (the body streams after).
+    pub async fn send(
+        &mut self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<Incoming>, hyper::Error> {
+        match self {
+            Sender::One(s) => s.send_request(request).await,
+            Sender::Two(s) => s.send_request(request).await,
+        }
+    }
+}
+
+/// How long opening a connection took: the TCP connect, and the TLS handshake after it
+/// (`None` for a plain `http://` target).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Opened {
+    /// From the connect call to the socket connected (not counting a wait for a
+    /// `maxConnections` permit).
+    pub connect: Duration,
+    /// From the socket connected to the TLS handshake done.
+    pub handshake: Option<Duration>,
+}
+
+/// Why a connection could not be opened: the KO message, in Gatling's words.
+#[derive(Debug, PartialEq)]
+pub struct Failure {
+    /// The KO message.
+    pub message: String,
+    /// The process ran out of file descriptors (`EMFILE`).
+    pub out_of_files: bool,
+}
+
+impl Failure {
+    fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            out_of_files: false,
+        }
+    }
+}
+
+/// A sender for one request, and how long opening its connection took when it was opened
+/// for this request.
+pub struct Checkout {
+    /// Where the request goes.
+    pub sender: Sender,
+    /// `Some` when a connection was opened for it.
+    pub opened: Option<Opened>,
+}
+
+/// The target's address and how to speak to it, built once per run from `baseUrl` and
+/// `http:`.
+pub struct Transport {
+    /// `host:port` to connect to.
+    address: String,
+    scheme: http::uri::Scheme,
+    authority: http::uri::Authority,
+    /// TLS, for an `https://` target: the client's settings and the name its certificate
+    /// must hold (sent by SNI).
+    tls: Option<(tokio_rustls::TlsConnector, ServerName<'static>)>,
+    version: HttpVersion,
+    connect_timeout: Duration,
+    read_buffer: usize,
+    permits: Arc<Semaphore>,
+    shared: Option<Shared>,
+}
+
+/// `http.shareConnections`: idle HTTP/1.1 connections any user may take, and the HTTP/2
+/// connection every user multiplexes on.
+#[derive(Default)]
+struct Shared {
+    idle: Mutex<Vec<http1::SendRequest<Full<Bytes>>>>,
+    /// Rung when a connection goes back to `idle`, for users waiting for one.
+    returned: Notify,
+    /// Held while the HTTP/2 connection is opened, so that users arriving together open
+    /// one, not one each.
+    two: tokio::sync::Mutex<Option<http2::SendRequest<Full<Bytes>>>>,
+    /// `version: 2`, but the server chose HTTP/1.1 by ALPN: connections are pooled as
+    /// HTTP/1.1 ones.
+    fell_back: std::sync::atomic::AtomicBool,
+}
+
+impl Transport {
+    /// The transport to `uri` (`http://` or `https://`, validated when the scenario was
+    /// loaded) with `settings`; `base_dir` resolves a relative `tls.caFile`.
+    pub fn new(uri: &http::Uri, settings: &HttpSettings, base_dir: &Path) -> Result<Self, String> {
+        let authority = uri
+            .authority()
+            .ok_or_else(|| format!("baseUrl {uri} has no host"))?
+            .clone();
+        let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        // `[::1]` in a URL, `::1` to connect to and in the certificate.
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let tls = if https {
+            let config = client_config(&settings.tls, settings.version, base_dir)?;
+            let name = ServerName::try_from(host.to_owned())
+                .map_err(|e| format!("baseUrl host {host:?} is no TLS server name: {e}"))?;
+            Some((tokio_rustls::TlsConnector::from(config), name))
+        } else {
+            None
+        };
+        Ok(Transport {
+            address: if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            },
+            scheme: if https {
+                http::uri::Scheme::HTTPS
+            } else {
+                http::uri::Scheme::HTTP
+            },
+            authority,
+            tls,
+            version: settings.version,
+            connect_timeout: settings.connect_timeout.get(),
+            // Validated when the file was loaded; settings built in code get the floor.
+            read_buffer: usize::try_from(settings.read_buffer.to_bytes())
+                .unwrap_or(usize::MAX)
+                .max(crate::scenario::MIN_READ_BUFFER.to_bytes() as usize),
+            permits: Arc::new(Semaphore::new(
+                settings.max_connections.clamp(1, Semaphore::MAX_PERMITS),
+            )),
+            shared: settings.share_connections.then(Shared::default),
+        })
+    }
+
+    /// The scheme of every HTTP/2 request's URI.
+    pub fn scheme(&self) -> &http::uri::Scheme {
+        &self.scheme
+    }
+
+    /// The authority of `baseUrl`: HTTP/2's `:authority`, HTTP/1.1's `Host`.
+    pub fn authority(&self) -> &http::uri::Authority {
+        &self.authority
+    }
+
+    /// Each connection's HTTP/1.1 read buffer (`http.readBuffer`).
+    pub fn read_buffer(&self) -> usize {
+        self.read_buffer
+    }
+
+    /// A sender for one request: `own` (the user's connection) while it is open; with
+    /// `shareConnections`, an idle pooled connection or the shared HTTP/2 one; else a new
+    /// connection, once one of `maxConnections` is free (the wait is the request's).
+    pub async fn checkout(&self, own: &mut Option<Sender>) -> Result<Checkout, Failure> {
+        if let Some(s) = own.take().filter(|s| !s.is_closed()) {
+            return Ok(Checkout {
+                sender: s,
+                opened: None,
+            });
+        }
+        let Some(shared) = &self.shared else {
+            return self.open_new().await;
+        };
+        if self.version == HttpVersion::Http2 && !shared.fell_back.load(Relaxed) {
+            let mut two = shared.two.lock().await;
+            if let Some(s) = two.as_ref().filter(|s| !s.is_closed()) {
+                return Ok(Checkout {
+                    sender: Sender::Two(s.clone()),
+                    opened: None,
+                });
+            }
+            let checkout = self.open_new().await?;
+            match &checkout.sender {
+                Sender::Two(s) => *two = Some(s.clone()),
+                Sender::One(_) => shared.fell_back.store(true, Relaxed),
+            }
+            return Ok(checkout);
+        }
+        loop {
+            // Armed before the pool is looked at, so a connection returned in between
+            // still wakes this user.
+            let returned = shared.returned.notified();
+            tokio::pin!(returned);
+            returned.as_mut().enable();
+            if let Some(s) = self.take_idle(shared) {
+                return Ok(Checkout {
+                    sender: Sender::One(s),
+                    opened: None,
+                });
+            }
+            tokio::select! {
+                permit = self.permits.clone().acquire_owned() => {
+                    let permit = permit.map_err(|_| Failure::new("Connection pool closed"))?;
+                    return self.open(permit).await;
+                }
+                () = &mut returned => {}
+            }
+        }
+    }
+
+    /// Gives back a sender after a complete response: to the user (`own`) or, shared, to
+    /// the pool.
+    pub fn checkin(&self, own: &mut Option<Sender>, sender: Sender) {
+        match (&self.shared, sender) {
+            (Some(shared), Sender::One(s)) => {
+                if let Ok(mut idle) = shared.idle.lock() {
+                    idle.push(s);
+                }
+                shared.returned.notify_one();
+            }
+            // The shared HTTP/2 connection stays where it is; this was a handle to it.
+            (Some(_), Sender::Two(_)) => {}
+            (None, s) => *own = Some(s),
+        }
+    }
+
+    fn take_idle(&self, shared: &Shared) -> Option<http1::SendRequest<Full<Bytes>>> {
+        let mut idle = shared.idle.lock().ok()?;
+        while let Some(s) = idle.pop() {
+            if !s.is_closed() {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    async fn open_new(&self) -> Result<Checkout, Failure> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Failure::new("Connection pool closed"))?;
+        self.open(permit).await
+    }
+
+    /// Opens a connection that holds `permit` until its socket is closed.
+    async fn open(&self, permit: OwnedSemaphorePermit) -> Result<Checkout, Failure> {
+        let start = Instant::now();
+        let tcp =
+            match tokio::time::timeout(self.connect_timeout, TcpStream::connect(&self.address))
+                .await
+            {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    return Err(Failure {
+                        message: classify_io(&e),
+                        out_of_files: e.raw_os_error() == Some(nix::libc::EMFILE),
+                    });
+                }
+                Err(_) => return Err(timeout("Connection", self.connect_timeout)),
+            };
+        let connected = Instant::now();
+        let _ = tcp.set_nodelay(true);
+        let connect = connected.saturating_duration_since(start);
+        let Some((connector, name)) = &self.tls else {
+            let sender = match self.version {
+                HttpVersion::Http1 => self.http1(TokioIo::new(tcp), permit).await?,
+                HttpVersion::Http2 => self.http2(TokioIo::new(tcp), permit).await?,
+            };
+            return Ok(Checkout {
+                sender,
+                opened: Some(Opened {
+                    connect,
+                    handshake: None,
+                }),
+            });
+        };
+        // The handshake gets a `connectTimeout` of its own.
+        let tls =
+            match tokio::time::timeout(self.connect_timeout, connector.connect(name.clone(), tcp))
+                .await
+            {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => return Err(Failure::new(format!("TLS handshake failed: {e}"))),
+                Err(_) => return Err(timeout("TLS handshake", self.connect_timeout)),
+            };
+        let handshake = connected.elapsed();
+        let two = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+        let sender = if two {
+            self.http2(TokioIo::new(tls), permit).await?
+        } else {
+            self.http1(TokioIo::new(tls), permit).await?
+        };
+        Ok(Checkout {
+            sender,
+            opened: Some(Opened {
+                connect,
+                handshake: Some(handshake),
+            }),
+        })
+    }
+
+    async fn http1<T>(
+        &self,
+        io: TokioIo<T>,
+        permit: OwnedSemaphorePermit,
+    ) -> Result<Sender, Failure>
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        // A modest fixed read buffer (`http.readBuffer`): 10,000 users are 10,000
+        // connections, and hyper's default adaptive buffer starts at 8 KiB and grows.
+        let (sender, connection) = http1::Builder::new()
+            .read_buf_exact_size(Some(self.read_buffer))
+            .handshake(io)
+            .await
+            .map_err(|e| Failure::new(format!("Connection failed: {e}")))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+            // The socket is closed: the permit is another connection's.
+            drop(permit);
+        });
+        Ok(Sender::One(sender))
+    }
+
+    async fn http2<T>(
+        &self,
+        io: TokioIo<T>,
+        permit: OwnedSemaphorePermit,
+    ) -> Result<Sender, Failure>
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (sender, connection) = http2::Builder::new(TokioExecutor::new())
+            .handshake(io)
+            .await
+            .map_err(|e| Failure::new(format!("Connection failed: {e}")))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+        Ok(Sender::Two(sender))
+    }
+}
+
+fn timeout(what: &str, after: Duration) -> Failure {
+    Failure::new(format!("{what} timeout after {} ms", after.as_millis()))
+}
+
+/// A connect error in Gatling's words.
+pub fn classify_io(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "Connection refused".into(),
+        std::io::ErrorKind::ConnectionReset => "Connection reset by peer".into(),
+        _ => format!("Connection failed: {e}"),
+    }
+}
+
+/// The TLS client of `http.tls`, offering by ALPN the protocols `version` allows.
+fn client_config(
+    tls: &TlsSettings,
+    version: HttpVersion,
+    base_dir: &Path,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?;
+    let mut config = if tls.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_no_client_auth()
+    } else {
+        let ca_file = tls.ca_file.as_ref().map(|f| base_dir.join(f));
+        builder
+            .with_root_certificates(roots(ca_file.as_deref())?)
+            .with_no_client_auth()
+    };
+    config.alpn_protocols = match version {
+        HttpVersion::Http1 => vec![b"http/1.1".to_vec()],
+        HttpVersion::Http2 => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+    };
+    Ok(Arc::new(config))
+}
+
+/// The CAs in `ca_file`, or the system's.
+fn roots(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut store = rustls::RootCertStore::empty();
+    match ca_file {
+        Some(path) => {
+            let shown = path.display();
+            let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+                .and_then(|it| it.collect::<Result<_, _>>())
+                .map_err(|e| format!("http.tls.caFile {shown}: cannot read: {e}"))?;
+            let (added, _) = store.add_parsable_certificates(certs);
+            if added == 0 {
+                return Err(format!(
+                    "http.tls.caFile {shown}: holds no CA certificate (a PEM file of them)"
+                ));
+            }
+        }
+        None => {
+            store.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+            if store.is_empty() {
+                return Err(
+                    "no system CA certificates found: give http.tls.caFile (a PEM file \
+                            of the CAs to trust), or http.tls.insecure: true for a test server"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// `http.tls.insecure`: any certificate is accepted (the handshake's signatures are still
+/// checked, so the session is encrypted to whoever holds the certificate's key).
+#[derive(Debug)]
+struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
