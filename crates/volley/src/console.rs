@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use crate::engine::Run;
-use crate::stats::{Stats, Summary, Tally, rate};
+use crate::stats::{Ranges, Stats, Summary, Tally, rate};
 
 const WIDTH: usize = 120;
 
@@ -127,32 +127,15 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
     });
     heading(&mut out, "Response Time Distribution", "");
     let (low, high) = bounds;
-    // Responses by range: the corrected OK times' shares of the OK responses (a correction
-    // adds values, not responses).
-    let total = stats.global.requests.max(1);
-    let h = &stats.global.ok;
-    let share =
-        |n: u64| (n as f64 * stats.global.oks as f64 / h.len().max(1) as f64).round() as u64;
-    let below = h
-        .iter_recorded()
-        .filter(|v| v.value_iterated_to() < low * 1000)
-        .map(|v| v.count_since_last_iteration())
-        .sum::<u64>();
-    let above = h
-        .iter_recorded()
-        .filter(|v| v.value_iterated_to() >= high * 1000)
-        .map(|v| v.count_since_last_iteration())
-        .sum::<u64>();
-    let middle = h.len() - below - above;
-    // Rounded apart, the three would not always add up to the OK responses.
-    let (below, middle) = (share(below), share(middle));
-    let above = stats.global.oks.saturating_sub(below + middle);
-    let ko_count = stats.global.kos;
+    let g = &stats.global;
+    let ranges = Ranges::of(&g.ok, g.oks, g.kos, [low, high]);
+    let total = g.requests.max(1);
+    let [below, between, above] = Ranges::ok_labels([low, high]);
     for (label, n) in [
-        (format!("OK: t < {low} ms"), below),
-        (format!("OK: {low} ms <= t < {high} ms"), middle),
-        (format!("OK: t >= {high} ms"), above),
-        ("KO".to_owned(), ko_count),
+        (format!("OK: {below}"), ranges.below),
+        (format!("OK: {between}"), ranges.between),
+        (format!("OK: {above}"), ranges.above),
+        ("KO".to_owned(), ranges.failed),
     ] {
         let _ = writeln!(
             out,

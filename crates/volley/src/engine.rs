@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
@@ -146,9 +146,15 @@ impl Run {
         let micros = now.saturating_duration_since(due).as_micros() as u64;
         let service = now.saturating_duration_since(sent).as_micros() as u64;
         let second = now.saturating_duration_since(self.started).as_secs();
-        let active = self.active();
         let shard = SHARD.with(|s| *s) % self.shards.len();
         if let Ok(mut stats) = self.shards[shard].lock() {
+            // Users active are read only when an entry of the series closes: they are
+            // counters every thread writes.
+            let active = if stats.closes_entry_at(second) {
+                self.active()
+            } else {
+                0
+            };
             stats.record_corrected(
                 name,
                 second,
@@ -338,21 +344,15 @@ impl Run {
             headers.insert(name, value);
         }
         let read_buffer = self.transport.read_buffer();
-        let response = sender
-            .send(request)
-            .await
-            .map_err(|e| classify_hyper(&e, read_buffer))?;
-        let status = response.status().as_u16();
-        let (parts, body) = response.into_parts();
-        let body = body
-            .collect()
+        let (parts, body) = sender
+            .exchange(request)
             .await
             // A body cut short is the same KO as a head cut short, in Gatling's words.
             .map_err(|e| classify_hyper(&e, read_buffer))?;
         if self.keep_alive {
             self.transport.checkin(&mut conn.live, sender);
         }
-        Ok((status, parts.headers, body.to_bytes()))
+        Ok((parts.status.as_u16(), parts.headers, body))
     }
 }
 
@@ -445,14 +445,14 @@ impl Limiter {
 
 /// Runs a user's steps; `due` is when its first request was due.
 /// Returns false when the user must stop (its feeder ran dry).
-fn run_steps<'a>(
-    run: &'a Run,
-    conn: &'a mut Connection,
-    session: &'a mut Session,
-    steps: &'a [Step],
-    due: &'a mut Option<Instant>,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
-    Box::pin(async move {
+async fn run_steps(
+    run: &Run,
+    conn: &mut Connection,
+    session: &mut Session,
+    steps: &[Step],
+    due: &mut Option<Instant>,
+) -> bool {
+    {
         for step in steps {
             if let Some(r) = &step.request {
                 let when = due.take().unwrap_or_else(Instant::now);
@@ -461,7 +461,7 @@ fn run_steps<'a>(
                 tokio::time::sleep(p.length(fastrand::f64())).await;
             } else if let Some(rep) = &step.repeat {
                 for _ in 0..rep.times {
-                    if !run_steps(run, conn, session, &rep.steps, due).await {
+                    if !repeated(run, conn, session, &rep.steps, due).await {
                         return false;
                     }
                 }
@@ -482,7 +482,19 @@ fn run_steps<'a>(
             }
         }
         true
-    })
+    }
+}
+
+/// [`run_steps`] inside a `repeat`, boxed: a recursive future must be, and only a scenario
+/// that repeats pays an allocation for it.
+fn repeated<'a>(
+    run: &'a Run,
+    conn: &'a mut Connection,
+    session: &'a mut Session,
+    steps: &'a [Step],
+    due: &'a mut Option<Instant>,
+) -> std::pin::Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+    Box::pin(run_steps(run, conn, session, steps, due))
 }
 
 /// One virtual user, on `conn` (its own connection; a closed-model slot hands its
@@ -552,13 +564,15 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
                 let Ok(running) = run.running.clone().acquire_owned().await else {
                     break;
                 };
-                tasks.spawn(open_user(run, s, u, at, running))
+                let user = open_user(run, s, u, at, running);
+                tasks.spawn(user)
             }
             Event::Slot { end, .. } => {
                 let end = origin
                     .checked_add(end)
                     .map_or(deadline, |e| e.min(deadline));
-                tasks.spawn(slot(run, s, u, end))
+                let slot = slot(run, s, u, end);
+                tasks.spawn(slot)
             }
         };
         // Reap the users that have finished, so the set holds only those still running.

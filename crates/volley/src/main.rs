@@ -249,6 +249,7 @@ fn run(
         let mut results =
             volley::results::Results::new(&stats, started_at, elapsed, !finished, outcomes);
         results.coordinated_omission = Some(simulation.coordinated_omission.name().to_owned());
+        results.distribution_bounds = simulation.distribution_bounds;
         anyhow::Ok((text, results, interrupted))
     })?;
     std::io::stdout().write_all(stats_text.as_bytes())?;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::results::Results;
+use crate::stats::Ranges;
 
 const UPLOT_JS: &str = include_str!("../assets/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../assets/uPlot.min.css");
@@ -17,7 +18,8 @@ pub enum ReportError {
     Template(#[from] minijinja::Error),
 }
 
-/// The charts' data: per series entry (`t`, its first second), and the distribution.
+/// The charts' data: per series entry (`t`, its first second), the distribution, and the
+/// response time ranges.
 #[derive(Serialize, Default, Debug, PartialEq)]
 struct Charts {
     t: Vec<u64>,
@@ -31,6 +33,10 @@ struct Charts {
     p99: Vec<f64>,
     bucket: Vec<f64>,
     count: Vec<u64>,
+    /// Gatling's four ranges (OK below, between and above `distributionBounds`, and KO):
+    /// their labels and counts, empty when the OK histogram does not decode.
+    range_labels: Vec<String>,
+    ranges: Vec<u64>,
 }
 
 /// Responses by time, in `bins` equal slices from the fastest to the 99.9th percentile (the
@@ -70,7 +76,26 @@ fn charts(results: &Results) -> Charts {
         charts.p99.push(s.p99);
     }
     (charts.bucket, charts.count) = distribution(results, 40);
+    if let Some(ranges) = results.ranges() {
+        charts.range_labels = Ranges::ok_labels(results.distribution_bounds).into();
+        charts.range_labels.push("failed".into());
+        charts.ranges = ranges.counts().into();
+    }
     charts
+}
+
+/// The ranges table's rows: label, responses, their share of all (%), and whether they are
+/// the failed ones (the last).
+fn ranges(charts: &Charts) -> Vec<(String, u64, f64, bool)> {
+    let total = charts.ranges.iter().sum::<u64>().max(1) as f64;
+    let last = charts.ranges.len().saturating_sub(1);
+    charts
+        .range_labels
+        .iter()
+        .zip(&charts.ranges)
+        .enumerate()
+        .map(|(i, (label, &n))| (label.clone(), n, 100.0 * n as f64 / total, i == last))
+        .collect()
 }
 
 /// Renders the report of `results`; `title` heads it (the scenario file, say).
@@ -116,18 +141,24 @@ pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
         })
         .collect();
     errors.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let ranges = ranges(&charts);
     let mut env = minijinja::Environment::new();
-    env.add_template("report", TEMPLATE)?;
-    let html = env.get_template("report")?.render(minijinja::context! {
-        title => title,
-        r => results,
-        requests => &results.requests,
-        global_rows => rows,
-        errors => errors,
-        charts => charts,
-        uplot_js => UPLOT_JS,
-        uplot_css => UPLOT_CSS,
-    })?;
+    // Named `.html`, the template's values are HTML-escaped (a KO message or a request name
+    // may hold `<`); the embedded uPlot and the charts' JSON are marked safe.
+    env.add_template("report.html", TEMPLATE)?;
+    let html = env
+        .get_template("report.html")?
+        .render(minijinja::context! {
+            title => title,
+            r => results,
+            requests => &results.requests,
+            global_rows => rows,
+            errors => errors,
+            ranges => ranges,
+            charts => charts,
+            uplot_js => UPLOT_JS,
+            uplot_css => UPLOT_CSS,
+        })?;
     Ok(html)
 }
 
@@ -179,6 +210,59 @@ mod tests {
             html.contains("<td>TCP connect</td><td>1</td><td>0.25</td>")
                 && html.contains("<td>TLS handshake</td><td>1</td><td>1.50</td>"),
             "the connections' times are shown apart"
+        );
+    }
+
+    /// The ranges are at the results' bounds, in the chart's data and the table; a KO count
+    /// is red only above 0.
+    #[test]
+    fn ranges_follow_the_bounds_and_only_kos_above_0_are_red() {
+        let mut stats = crate::stats::Stats::new(1);
+        stats.record("fast", 0, 10_000, 10_000, None, 1);
+        stats.record("fast", 0, 100_000, 100_000, None, 1);
+        stats.record("slow", 0, 200_000, 200_000, Some("KO"), 1);
+        let mut results = Results::new(
+            &stats,
+            String::new(),
+            std::time::Duration::from_secs(1),
+            false,
+            Vec::new(),
+        );
+        results.distribution_bounds = [50, 150];
+        let charts = charts(&results);
+        assert_eq!(
+            charts.range_labels,
+            ["t < 50 ms", "50 ms <= t < 150 ms", "t >= 150 ms", "failed"]
+        );
+        assert_eq!(charts.ranges, [1, 1, 0, 1]);
+        let html = render(&results, "t").unwrap();
+        assert!(
+            html.contains("<tr><td>t &gt;= 150 ms</td><td>0</td>")
+                && html.contains(r#"<tr><td>failed</td><td class="ko">1</td>"#),
+            "the ranges table"
+        );
+        assert!(
+            html.contains("<td>fast</td><td>2</td><td>2</td><td>0</td>"),
+            "a KO count of 0 is not red"
+        );
+        assert!(
+            html.contains(r#"<td>slow</td><td>1</td><td>0</td><td class="ko">1</td>"#),
+            "a KO count above 0 is"
+        );
+        let mut stats = crate::stats::Stats::new(1);
+        stats.record("fast", 0, 10_000, 10_000, None, 1);
+        let results = Results::new(
+            &stats,
+            String::new(),
+            std::time::Duration::from_secs(1),
+            false,
+            Vec::new(),
+        );
+        assert!(
+            render(&results, "t")
+                .unwrap()
+                .contains("<tr><td>failed</td><td>0</td>"),
+            "no failed responses: not red"
         );
     }
 }

@@ -12,7 +12,7 @@ use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{SeriesEntry, Stats, Summary, rate};
+use crate::stats::{Ranges, SeriesEntry, Stats, Summary, rate};
 
 /// The version of the `results.json` format this volley writes, and the newest it reads.
 /// Raise it when a field changes meaning or a reader would need a new one.
@@ -91,6 +91,11 @@ pub struct Results {
     /// The connections opened, and how long opening them took. Absent in older files.
     #[serde(default)]
     pub connections: Connections,
+    /// The scenario's `distributionBounds` (ms): the report's response time ranges are OK
+    /// responses below the first, between the two, at or above the second, and KO ones.
+    /// Absent in older files: Gatling's `[800, 1200]`.
+    #[serde(default = "default_bounds")]
+    pub distribution_bounds: [u64; 2],
 }
 
 /// The connections a run opened: TCP connect and TLS handshake times, apart from the
@@ -111,6 +116,13 @@ pub struct Connections {
 
 fn one() -> u64 {
     1
+}
+
+/// Gatling's distribution bounds (ms), the scenario's default.
+pub const DEFAULT_BOUNDS: [u64; 2] = [800, 1200];
+
+fn default_bounds() -> [u64; 2] {
+    DEFAULT_BOUNDS
 }
 
 fn encode(h: &hdrhistogram::Histogram<u64>) -> String {
@@ -167,7 +179,25 @@ impl Results {
                 connect_histogram: encode(&stats.connect),
                 tls_handshake_histogram: encode(&stats.tls_handshake),
             },
+            distribution_bounds: DEFAULT_BOUNDS,
         }
+    }
+
+    /// The response time ranges of all responses at `distributionBounds` (the console's
+    /// figures, see [`Ranges::of`]); `None` when the OK histogram does not decode.
+    pub fn ranges(&self) -> Option<Ranges> {
+        let g = &self.global;
+        let ok = if g.ok_histogram.is_empty() {
+            crate::stats::histogram()
+        } else {
+            decode_histogram(&g.ok_histogram).ok()?
+        };
+        Some(Ranges::of(
+            &ok,
+            g.ok.count,
+            g.ko.count,
+            self.distribution_bounds,
+        ))
     }
 }
 
@@ -355,6 +385,7 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
         Vec::new(),
     );
     merged.coordinated_omission = first.coordinated_omission.clone();
+    merged.distribution_bounds = first.distribution_bounds;
     Ok(merged)
 }
 
@@ -498,7 +529,11 @@ mod tests {
         assert_eq!((c.connect.count, c.tls_handshake.count), (3, 3));
         assert_eq!((c.connect.min, c.connect.max), (0.1, 0.3));
         assert_eq!(c.tls_handshake.min, 1.0);
-        assert!((c.tls_handshake.max - 3.0).abs() < 0.01, "{}", c.tls_handshake.max);
+        assert!(
+            (c.tls_handshake.max - 3.0).abs() < 0.01,
+            "{}",
+            c.tls_handshake.max
+        );
     }
 
     #[test]
@@ -527,6 +562,39 @@ mod tests {
         assert_eq!(side.duration_seconds, 10.0);
     }
 
+    /// The report's ranges, from `results.json` alone, are the console's (from the run's
+    /// histograms), corrected values scaled to responses as there; a merge keeps the first
+    /// input's bounds.
+    #[test]
+    fn ranges_read_back_are_the_consoles_and_a_merge_keeps_the_bounds() {
+        let mut stats = Stats::new(1);
+        for ms in [100, 300, 700, 900] {
+            stats.record_corrected("r", 0, ms * 1_000, 1_000, None, 1, 150_000);
+        }
+        stats.record("r", 0, 5_000, 1_000, Some("KO"), 1);
+        let mut results = Results::new(
+            &stats,
+            String::new(),
+            Duration::from_secs(1),
+            false,
+            Vec::new(),
+        );
+        results.distribution_bounds = [250, 600];
+        let text = serde_json::to_vec(&results).unwrap();
+        let read_back = read(&text, "results.json").unwrap();
+        assert_eq!(read_back.distribution_bounds, [250, 600]);
+        let g = &stats.global;
+        assert!(g.ok.len() > g.oks, "the correction added values");
+        let console = Ranges::of(&g.ok, g.oks, g.kos, [250, 600]);
+        assert_eq!(read_back.ranges(), Some(console));
+        assert_eq!(console.total(), 5);
+
+        let other = run(2, 1);
+        assert_eq!(other.distribution_bounds, DEFAULT_BOUNDS);
+        let merged = merge(&[("a".into(), read_back), ("b".into(), other)]).unwrap();
+        assert_eq!(merged.distribution_bounds, [250, 600]);
+    }
+
     #[test]
     fn a_newer_schema_is_refused_and_a_missing_one_still_loads() {
         let results = run(3, 1);
@@ -545,9 +613,11 @@ mod tests {
         let old = json.as_object_mut().unwrap();
         old.remove("schema");
         old.remove("seriesInterval");
+        old.remove("distributionBounds");
         let read_back = read(&serde_json::to_vec(&old).unwrap(), "old.json").unwrap();
         assert_eq!(read_back.schema, 0);
         assert_eq!(read_back.series_interval, 1);
+        assert_eq!(read_back.distribution_bounds, [800, 1200]);
         assert!(matches!(
             read(b"{\"schema\": \"one\"}", "odd.json"),
             Err(ReadError::NotResults { .. })

@@ -404,6 +404,14 @@ impl Stats {
         }
     }
 
+    /// Whether a response `second`s into the run closes the current entry of the series
+    /// (the users active then are the entry's).
+    pub fn closes_entry_at(&self, second: u64) -> bool {
+        self.current
+            .as_ref()
+            .is_some_and(|open| open.second < self.entry_of(second))
+    }
+
     /// Closes the entries before the one `second` falls in (a response that arrives for an
     /// entry already closed counts in the current one).
     pub fn roll_to(&mut self, second: u64, active: u64) {
@@ -541,6 +549,76 @@ pub fn rate(count: u64, elapsed: Duration) -> f64 {
     if s > 0.0 { count as f64 / s } else { 0.0 }
 }
 
+/// Gatling's response time ranges at the distribution bounds (`distributionBounds`, ms): the
+/// OK responses faster than the first, between the two, at or above the second, and the KO
+/// responses. The console's Response Time Distribution and the report's ranges chart both
+/// come from here, so that they show the same numbers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Ranges {
+    /// OK responses with `t < low`.
+    pub below: u64,
+    /// OK responses with `low <= t < high`.
+    pub between: u64,
+    /// OK responses with `t >= high`.
+    pub above: u64,
+    /// KO responses.
+    pub failed: u64,
+}
+
+impl Ranges {
+    /// The ranges of `oks` OK responses whose times (µs) `ok` holds, and of `kos` KO ones, at
+    /// `[low, high]` ms. A closed model's correction for coordinated omission adds values to
+    /// `ok`, not responses: the histogram's shares are scaled to `oks`, and the three OK
+    /// ranges add up to `oks` (the last takes what rounding the first two leaves).
+    pub fn of(ok: &Histogram<u64>, oks: u64, kos: u64, [low, high]: [u64; 2]) -> Ranges {
+        let values = ok.len();
+        if values == 0 {
+            return Ranges {
+                failed: kos,
+                ..Ranges::default()
+            };
+        }
+        let count = |keep: &dyn Fn(u64) -> bool| {
+            ok.iter_recorded()
+                .filter(|v| keep(v.value_iterated_to()))
+                .map(|v| v.count_since_last_iteration())
+                .sum::<u64>()
+        };
+        let below = count(&|v| v < low.saturating_mul(1000));
+        let above = count(&|v| v >= high.saturating_mul(1000));
+        let between = values.saturating_sub(below + above);
+        let share = |n: u64| (n as f64 * oks as f64 / values as f64).round() as u64;
+        // Rounded apart, the three would not always add up to the OK responses.
+        let (below, between) = (share(below), share(between));
+        Ranges {
+            below,
+            between,
+            above: oks.saturating_sub(below + between),
+            failed: kos,
+        }
+    }
+
+    /// The four counts, in Gatling's order: below, between, above, failed.
+    pub fn counts(&self) -> [u64; 4] {
+        [self.below, self.between, self.above, self.failed]
+    }
+
+    /// Responses in all.
+    pub fn total(&self) -> u64 {
+        self.counts().iter().sum()
+    }
+
+    /// The OK ranges' labels at `[low, high]` ms, Gatling's: `t < 800 ms`,
+    /// `800 ms <= t < 1200 ms`, `t >= 1200 ms`.
+    pub fn ok_labels([low, high]: [u64; 2]) -> [String; 3] {
+        [
+            format!("t < {low} ms"),
+            format!("{low} ms <= t < {high} ms"),
+            format!("t >= {high} ms"),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -648,6 +726,56 @@ mod tests {
             rebucket(&fine, 1),
             fine,
             "the same resolution changes nothing"
+        );
+    }
+
+    /// The ranges split the OK responses at the bounds and count the KOs apart; a corrected
+    /// histogram's extra values are scaled back to responses, and the OK ranges add up.
+    #[test]
+    fn ranges_split_the_ok_responses_at_the_bounds() {
+        let mut stats = Stats::default();
+        for (ms, n) in [(100, 5), (900, 3), (1_500, 2)] {
+            for _ in 0..n {
+                stats.record("r", 0, ms * 1_000, 1_000, None, 1);
+            }
+        }
+        stats.record("r", 0, 50_000, 1_000, Some("boom"), 1);
+        let g = &stats.global;
+        let ranges = Ranges::of(&g.ok, g.oks, g.kos, [800, 1_200]);
+        assert_eq!(ranges.counts(), [5, 3, 2, 1]);
+        assert_eq!(ranges.total(), 11);
+        assert_eq!(
+            Ranges::of(&g.ok, g.oks, g.kos, [1_000, 2_000]).counts(),
+            [8, 2, 0, 1],
+            "other bounds, other ranges"
+        );
+
+        // One 1,000 ms response corrected at 100 ms intervals is ten values (100 to 1,000 ms),
+        // one response; two fast responses beside it: three responses, 12 values.
+        let mut stats = Stats::default();
+        stats.record_corrected("r", 0, 1_000_000, 1_000, None, 1, 100_000);
+        stats.record("r", 0, 10_000, 1_000, None, 1);
+        stats.record("r", 0, 10_000, 1_000, None, 1);
+        let g = &stats.global;
+        assert_eq!(g.ok.len(), 12);
+        let ranges = Ranges::of(&g.ok, g.oks, g.kos, [800, 1_200]);
+        assert_eq!(
+            ranges.below + ranges.between + ranges.above,
+            3,
+            "{ranges:?}"
+        );
+        // 9 of the 12 values below 800 ms, 3 from 800 ms: 2.25 and 0.75 responses, rounded.
+        assert_eq!(ranges.counts(), [2, 1, 0, 0], "{ranges:?}");
+        assert_eq!(
+            Ranges::of(&histogram(), 0, 4, [800, 1_200]),
+            Ranges {
+                failed: 4,
+                ..Ranges::default()
+            }
+        );
+        assert_eq!(
+            Ranges::ok_labels([800, 1_200]),
+            ["t < 800 ms", "800 ms <= t < 1200 ms", "t >= 1200 ms"]
         );
     }
 

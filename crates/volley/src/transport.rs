@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -24,7 +24,8 @@ use tokio::time::Instant;
 use crate::scenario::{HttpSettings, HttpVersion, TlsSettings};
 
 /// What a request goes out on: one HTTP/1.1 connection, or a handle to an HTTP/2 connection
-/// (cheap to clone; every clone multiplexes on the same connection).
+/// (cheap to clone; every clone multiplexes on the same connection). Either is driven by a
+/// task of its own.
 pub enum Sender {
     /// HTTP/1.1: one request at a time.
     One(http1::SendRequest<Full<Bytes>>),
@@ -55,14 +56,20 @@ impl Sender {
         }
     }
 
-    /// Sends `request`, resolving to the response's head (the body streams after).
-    pub async fn send(
+    /// Sends `request` and reads its whole response: status and headers, and the body.
+    pub async fn exchange(
         &mut self,
         request: http::Request<Full<Bytes>>,
-    ) -> Result<http::Response<Incoming>, hyper::Error> {
+    ) -> Result<(http::response::Parts, Bytes), hyper::Error> {
+        async fn whole(
+            response: Result<http::Response<Incoming>, hyper::Error>,
+        ) -> Result<(http::response::Parts, Bytes), hyper::Error> {
+            let (parts, body) = response?.into_parts();
+            Ok((parts, body.collect().await?.to_bytes()))
+        }
         match self {
-            Sender::One(s) => s.send_request(request).await,
-            Sender::Two(s) => s.send_request(request).await,
+            Sender::One(s) => whole(s.send_request(request).await).await,
+            Sender::Two(s) => whole(s.send_request(request).await).await,
         }
     }
 }
@@ -126,7 +133,7 @@ pub struct Transport {
 /// connection every user multiplexes on.
 #[derive(Default)]
 struct Shared {
-    idle: Mutex<Vec<http1::SendRequest<Full<Bytes>>>>,
+    idle: Mutex<Vec<Sender>>,
     /// Rung when a connection goes back to `idle`, for users waiting for one.
     returned: Notify,
     /// Held while the HTTP/2 connection is opened, so that users arriving together open
@@ -237,7 +244,7 @@ impl Transport {
             returned.as_mut().enable();
             if let Some(s) = self.take_idle(shared) {
                 return Ok(Checkout {
-                    sender: Sender::One(s),
+                    sender: s,
                     opened: None,
                 });
             }
@@ -255,7 +262,7 @@ impl Transport {
     /// the pool.
     pub fn checkin(&self, own: &mut Option<Sender>, sender: Sender) {
         match (&self.shared, sender) {
-            (Some(shared), Sender::One(s)) => {
+            (Some(shared), s @ Sender::One(_)) => {
                 if let Ok(mut idle) = shared.idle.lock() {
                     idle.push(s);
                 }
@@ -267,7 +274,7 @@ impl Transport {
         }
     }
 
-    fn take_idle(&self, shared: &Shared) -> Option<http1::SendRequest<Full<Bytes>>> {
+    fn take_idle(&self, shared: &Shared) -> Option<Sender> {
         let mut idle = shared.idle.lock().ok()?;
         while let Some(s) = idle.pop() {
             if !s.is_closed() {
@@ -287,8 +294,17 @@ impl Transport {
         self.open(permit).await
     }
 
-    /// Opens a connection that holds `permit` until its socket is closed.
-    async fn open(&self, permit: OwnedSemaphorePermit) -> Result<Checkout, Failure> {
+    /// Opens a connection that holds `permit` until its socket is closed. Boxed: the TLS and
+    /// HTTP/2 handshakes' state is large, and every user's future would carry it inline
+    /// (10,000 users, 10,000 copies) although a connection is opened once in a while.
+    fn open(
+        &self,
+        permit: OwnedSemaphorePermit,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Checkout, Failure>> + Send + '_>> {
+        Box::pin(self.connect(permit))
+    }
+
+    async fn connect(&self, permit: OwnedSemaphorePermit) -> Result<Checkout, Failure> {
         let start = Instant::now();
         let tcp =
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(&self.address))
@@ -344,6 +360,14 @@ impl Transport {
         })
     }
 
+    fn http1_builder(&self) -> http1::Builder {
+        let mut builder = http1::Builder::new();
+        // A modest fixed read buffer (`http.readBuffer`): 10,000 users are 10,000
+        // connections, and hyper's default adaptive buffer starts at 8 KiB and grows.
+        builder.read_buf_exact_size(Some(self.read_buffer));
+        builder
+    }
+
     async fn http1<T>(
         &self,
         io: TokioIo<T>,
@@ -352,10 +376,8 @@ impl Transport {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        // A modest fixed read buffer (`http.readBuffer`): 10,000 users are 10,000
-        // connections, and hyper's default adaptive buffer starts at 8 KiB and grows.
-        let (sender, connection) = http1::Builder::new()
-            .read_buf_exact_size(Some(self.read_buffer))
+        let (sender, connection) = self
+            .http1_builder()
             .handshake(io)
             .await
             .map_err(|e| Failure::new(format!("Connection failed: {e}")))?;
