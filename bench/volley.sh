@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# volley against wrk on the same target (realtime-bare, no logging), in one run, and volley's
-# peak memory with 10,000 concurrent users that pause between requests.
+# volley against wrk (HTTP/1.1) and h2load (HTTP/2 with prior knowledge) on the same target
+# (realtime-bare, no logging), in interleaved rounds, and volley's peak memory with 10,000
+# concurrent users that pause between requests.
 #
 #   bench/volley.sh [ROUNDS] [SECONDS]      (default 3 rounds of 10 s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 seconds=${2:-10}
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+command -v wrk >/dev/null && command -v h2load >/dev/null ||
+  { apt-get update -qq && apt-get install -y -qq wrk nghttp2-client >/dev/null; }
 cargo build --release -q -p realtime -p volley
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -38,6 +40,16 @@ for r in $(seq 1 "$rounds"); do
 done
 printf 'median: wrk %s, volley %s (%.3fx), volley threads=1 %s (%.3fx)\n' "$(median < "$work/wrk")" "$(median < "$work/volley")" \
   "$(median < "$work/ratio")" "$(median < "$work/volley1")" "$(median < "$work/ratio1")"
+
+# HTTP/2: 64 users, each with its own connection (h2load: 64 clients, one stream each).
+sed 's/^consoleInterval: 1h$/consoleInterval: 1h\nhttp: {version: 2}/' "$work/closed.yaml" > "$work/h2.yaml"
+for r in $(seq 1 "$rounds"); do
+  h=$(h2load -c64 -m1 -t1 -D"$seconds" "http://$addr/realtime/quotes/ACME" | awk '/^finished in/ {print $4}')
+  v=$(target/release/volley run "$work/h2.yaml" --out "$work/out" | awk '/mean throughput/ {print $5}')
+  echo "$h" >> "$work/h2load"; echo "$v" >> "$work/volley2"; echo "$v / $h" | bc -l >> "$work/ratio2"
+  printf 'round %d: h2load -c64 -m1 -t1 %s req/s, volley 64 users HTTP/2 %s req/s (%.3fx)\n' "$r" "$h" "$v" "$(echo "$v / $h" | bc -l)"
+done
+printf 'median: h2load %s, volley HTTP/2 %s (%.3fx)\n' "$(median < "$work/h2load")" "$(median < "$work/volley2")" "$(median < "$work/ratio2")"
 
 # Memory: 10,000 concurrent users, each pausing 1 s between requests, for 10 s.
 cat > "$work/many.yaml" <<YAML

@@ -84,6 +84,13 @@ pub struct Connection {
     /// scenario, which outlives the slot: no name compared or copied per request): what the
     /// correction for coordinated omission expects (`coordinatedOmission`).
     cadence: Vec<(usize, Cadence)>,
+    /// This connection's own copies of what every request on it sends unchanged: the `Host`
+    /// header, `http.headers`, and the parsed path of each request step without `${...}`
+    /// (by the step's address). Cloning a header or a path bumps a reference count; on
+    /// copies of its own, a connection's requests never bump one another thread bumps too.
+    host: Option<http::HeaderValue>,
+    headers: Option<http::HeaderMap>,
+    paths: Vec<(usize, http::uri::PathAndQuery)>,
 }
 
 /// The intervals between a slot's sends of one request.
@@ -289,6 +296,35 @@ impl Run {
         }
     }
 
+    /// Request `r`'s path after `baseUrl`'s, `${...}` filled in from the session; a path
+    /// without any is parsed once per connection.
+    fn path(
+        &self,
+        conn: &mut Connection,
+        session: &Session,
+        r: &Request,
+    ) -> Result<http::uri::PathAndQuery, String> {
+        let step = std::ptr::from_ref(r) as usize;
+        if let Some((_, p)) = conn.paths.iter().find(|(s, _)| *s == step) {
+            return Ok(p.clone());
+        }
+        let path = interpolate(&r.path, session)?;
+        let fixed = matches!(path, std::borrow::Cow::Borrowed(_));
+        let path = if self.base_path.is_empty() {
+            path
+        } else {
+            std::borrow::Cow::Owned(format!("{}{path}", self.base_path))
+        };
+        let path: http::uri::PathAndQuery = http::uri::PathAndQuery::from_maybe_shared(
+            bytes::Bytes::copy_from_slice(path.as_bytes()),
+        )
+        .map_err(|e| format!("invalid path {path:?}: {e}"))?;
+        if fixed {
+            conn.paths.push((step, path.clone()));
+        }
+        Ok(path)
+    }
+
     async fn exchange(
         &self,
         conn: &mut Connection,
@@ -306,15 +342,7 @@ impl Run {
         let mut request = http::Request::new(Full::new(body));
         *request.method_mut() = http::Method::from_bytes(r.method.as_bytes())
             .map_err(|e| format!("invalid method: {e}"))?;
-        let path = interpolate(&r.path, session)?;
-        let path = if self.base_path.is_empty() {
-            path
-        } else {
-            std::borrow::Cow::Owned(format!("{}{path}", self.base_path))
-        };
-        let path: http::uri::PathAndQuery = path
-            .parse()
-            .map_err(|e| format!("invalid path {path:?}: {e}"))?;
+        let path = self.path(conn, session, r)?;
         let headers = request.headers_mut();
         if sender.is_http2() {
             // HTTP/2 carries the scheme and authority as pseudo-headers, from the URI.
@@ -327,15 +355,24 @@ impl Run {
             })
             .map_err(|e| format!("invalid URI: {e}"))?;
         } else {
-            headers.insert(http::header::HOST, self.host.clone());
+            let host = conn
+                .host
+                .get_or_insert_with(|| copy_header_value(&self.host));
+            headers.insert(http::header::HOST, host.clone());
             *request.uri_mut() = path.into();
         }
         let headers = request.headers_mut();
-        headers.extend(
+        let defaults = conn.headers.get_or_insert_with(|| {
             self.default_headers
                 .iter()
-                .map(|(k, v)| (k.clone(), v.clone())),
-        );
+                .map(|(k, v)| {
+                    let name = http::HeaderName::from_bytes(k.as_str().as_bytes())
+                        .unwrap_or_else(|_| k.clone());
+                    (name, copy_header_value(v))
+                })
+                .collect()
+        });
+        headers.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
         for (k, v) in &r.headers {
             let name = http::HeaderName::from_bytes(k.as_bytes())
                 .map_err(|e| format!("header {k:?}: {e}"))?;
@@ -354,6 +391,11 @@ impl Run {
         }
         Ok((parts.status.as_u16(), parts.headers, body))
     }
+}
+
+/// A copy of `v` that shares nothing with it.
+fn copy_header_value(v: &http::HeaderValue) -> http::HeaderValue {
+    http::HeaderValue::from_bytes(v.as_bytes()).unwrap_or_else(|_| v.clone())
 }
 
 fn classify_hyper(e: &hyper::Error, read_buffer: usize) -> String {
@@ -456,7 +498,10 @@ async fn run_steps(
         for step in steps {
             if let Some(r) = &step.request {
                 let when = due.take().unwrap_or_else(Instant::now);
-                run.send(conn, session, r, when).await;
+                // Boxed for the length of the request: a user paused between requests (most
+                // of 10,000 users, most of the time) then holds a pointer, not the request's
+                // state, whose size is what every user would otherwise reserve.
+                Box::pin(run.send(conn, session, r, when)).await;
             } else if let Some(p) = step.pause {
                 tokio::time::sleep(p.length(fastrand::f64())).await;
             } else if let Some(rep) = &step.repeat {

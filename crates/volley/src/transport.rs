@@ -69,7 +69,12 @@ impl Sender {
         }
         match self {
             Sender::One(s) => whole(s.send_request(request).await).await,
-            Sender::Two(s) => whole(s.send_request(request).await).await,
+            // Boxed: an HTTP/2 exchange's state would otherwise widen every HTTP/1.1 one.
+            Sender::Two(s) => {
+                let two: std::pin::Pin<Box<dyn Future<Output = _> + Send>> =
+                    Box::pin(s.send_request(request));
+                Box::pin(whole(two.await)).await
+            }
         }
     }
 }
@@ -211,13 +216,28 @@ impl Transport {
     /// A sender for one request: `own` (the user's connection) while it is open; with
     /// `shareConnections`, an idle pooled connection or the shared HTTP/2 one; else a new
     /// connection, once one of `maxConnections` is free (the wait is the request's).
+    ///
+    /// The user's own open connection is taken at once; anything else is a boxed future, so
+    /// that the pool's and the handshakes' state is not carried inline by every user's
+    /// future (10,000 users, 10,000 copies) for the few requests that need it.
     pub async fn checkout(&self, own: &mut Option<Sender>) -> Result<Checkout, Failure> {
-        if let Some(s) = own.take().filter(|s| !s.is_closed()) {
-            return Ok(Checkout {
-                sender: s,
+        match own.take().filter(|s| !s.is_closed()) {
+            Some(sender) => Ok(Checkout {
+                sender,
                 opened: None,
-            });
+            }),
+            None => self.elsewhere().await,
         }
+    }
+
+    /// A sender from the pool, or a new connection.
+    fn elsewhere(
+        &self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Checkout, Failure>> + Send + '_>> {
+        Box::pin(self.pooled_or_new())
+    }
+
+    async fn pooled_or_new(&self) -> Result<Checkout, Failure> {
         let Some(shared) = &self.shared else {
             return self.open_new().await;
         };
@@ -294,17 +314,8 @@ impl Transport {
         self.open(permit).await
     }
 
-    /// Opens a connection that holds `permit` until its socket is closed. Boxed: the TLS and
-    /// HTTP/2 handshakes' state is large, and every user's future would carry it inline
-    /// (10,000 users, 10,000 copies) although a connection is opened once in a while.
-    fn open(
-        &self,
-        permit: OwnedSemaphorePermit,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Checkout, Failure>> + Send + '_>> {
-        Box::pin(self.connect(permit))
-    }
-
-    async fn connect(&self, permit: OwnedSemaphorePermit) -> Result<Checkout, Failure> {
+    /// Opens a connection that holds `permit` until its socket is closed.
+    async fn open(&self, permit: OwnedSemaphorePermit) -> Result<Checkout, Failure> {
         let start = Instant::now();
         let tcp =
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(&self.address))
