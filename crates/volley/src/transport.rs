@@ -3,8 +3,8 @@
 //! connection's connect and TLS handshake times measured apart from any response's; and the
 //! pool users share under `http.shareConnections`.
 //!
-//! `http.maxConnections` is a permit per open connection, held by the task that drives the
-//! connection and given back once its socket is closed, so no more sockets are ever open.
+//! `http.maxConnections` is a permit per open connection, held with its socket and given
+//! back once the socket is closed, so no more sockets are ever open.
 
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
@@ -389,14 +389,14 @@ impl Transport {
     {
         let (sender, connection) = self
             .http1_builder()
-            .handshake(io)
+            .handshake(TokioIo::new(Permitted {
+                io: io.into_inner(),
+                _permit: permit,
+            }))
             .await
             .map_err(|e| Failure::new(format!("Connection failed: {e}")))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-            // The socket is closed: the permit is another connection's.
-            drop(permit);
-        });
+        // The connection itself, not a block awaiting it: a block would hold it twice.
+        tokio::spawn(connection);
         Ok(Sender::One(sender))
     }
 
@@ -409,14 +409,67 @@ impl Transport {
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let (sender, connection) = http2::Builder::new(TokioExecutor::new())
-            .handshake(io)
+            .handshake(TokioIo::new(Permitted {
+                io: io.into_inner(),
+                _permit: permit,
+            }))
             .await
             .map_err(|e| Failure::new(format!("Connection failed: {e}")))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-            drop(permit);
-        });
+        tokio::spawn(connection);
         Ok(Sender::Two(sender))
+    }
+}
+
+/// A connection's socket with its `maxConnections` permit: the permit is given back when the
+/// socket is dropped (closed), whoever drops it.
+struct Permitted<T> {
+    io: T,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Permitted<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Permitted<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 
