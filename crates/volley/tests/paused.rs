@@ -345,3 +345,40 @@ fn users_the_plan_cannot_start_wait_their_turn_and_keep_their_due_time() {
     let max = millis(stats.global.all.max());
     assert!((16_000.0..18_100.0).contains(&max), "max {max} ms");
 }
+
+/// The same plan, fallen behind, under `maxDuration: 5s`: the run is cut at 5 s of the
+/// paused clock (never later: in-flight requests do not hold it past `maxDuration` plus
+/// `requestTimeout`, 60 s by default), says so, and keeps what was answered by then: five of
+/// the 900 ms requests on the one connection.
+///
+/// Catches: a run that waits for every planned user (18 s), and one that waits for the users
+/// still queued for a connection.
+#[test]
+fn a_plan_fallen_behind_ends_at_max_duration() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let (finished, took, stats) = runtime.block_on(async {
+        let addr = serve().await;
+        let yaml = format!(
+            "baseUrl: http://{addr}\nhttp: {{maxConnections: 1}}\nmaxDuration: 5s\n\
+             scenarios:\n  - name: behind\n    injection: [{{rampUsers: 20, during: 1s}}]\n    \
+             steps: [{{request: {{name: r, path: /hold}}}}]\n"
+        );
+        let simulation: volley::scenario::Simulation = ferrowizard_config::Loader::new()
+            .load_str("scenario.yaml", &yaml)
+            .unwrap();
+        let run = volley::engine::prepare(&simulation, std::path::Path::new(".")).unwrap();
+        let start = tokio::time::Instant::now();
+        let finished = volley::engine::execute(run.clone(), &simulation).await;
+        (finished, start.elapsed(), run.snapshot())
+    });
+    assert!(!finished, "the plan cannot finish in 5 s");
+    assert!(
+        took <= std::time::Duration::from_secs(5) + std::time::Duration::from_millis(1),
+        "took {took:?}"
+    );
+    assert_eq!((stats.global.oks, stats.global.kos), (5, 0));
+}
