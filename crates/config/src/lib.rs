@@ -20,7 +20,7 @@ pub use error::{ConfigError, ErrorKind, Report};
 pub use loader::{Loader, Transform};
 pub use node::{Node, Origin, Value};
 pub use refuse::{Refusal, prune_refused};
-pub use section::serialize_tagged;
+pub use section::{positive_duration, serialize_tagged};
 pub use suggest::did_you_mean;
 /// The names [`Level`] accepts, for listing in messages.
 pub use values::level::LEVEL_NAMES;

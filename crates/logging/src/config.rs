@@ -229,11 +229,10 @@ macro_rules! appender {
                 /// 4096, where DropWizard (logback's AsyncAppender) has 256: the writer naps
                 /// while producers fill the queue (it is not woken per event, see
                 /// `appender/worker.rs`), and a nap may let at most three eighths of the queue
-                /// fill. With 256 slots a server logging 80,000 lines a second woke its writer
-                /// 700 times a second, and a DEBUG-chatty one 1,800 times, each wake a context
-                /// switch on the cores serving requests; with 4096 both wake ~230 times a
-                /// second (the longest nap, 4 ms), and the writer's CPU a request halves
-                /// (BENCHMARKS.md, "Server under load"). A bigger queue also
+                /// fill. So the queue's size bounds the nap: with 256 slots a busy server's
+                /// writer wakes hundreds of times a second, each wake a context switch on the
+                /// cores serving requests; with 4096 it naps the longest nap (4 ms) under
+                /// load (BENCHMARKS.md, "Server under load"). A bigger queue also
                 /// rides out longer stalls of the disk or the network before INFO is dropped
                 /// (by `discardingThreshold`) or a request thread waits. It costs ~2.6 MB an
                 /// appender (each slot holds a whole record, 640 bytes on cache lines of its own).

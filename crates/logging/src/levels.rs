@@ -7,11 +7,11 @@
 //!
 //! This is what tracing-subscriber's `reload` does, without its cost per event: as a layer,
 //! `reload` takes its lock twice on every event (`event_enabled` and `on_event`), and as a
-//! per-layer filter, tracing-subscriber's per-layer bookkeeping runs on every event (about
-//! 15 ns of an accepted event's ~170 in `cargo bench -p ferrowizard-logging`, BENCHMARKS.md).
-//! Here the lock is taken only when a callsite is registered, a `log` record is checked, or
-//! the levels change. The `log` crate keeps its own maximum level, which tracing-subscriber
-//! does not update (tracing-subscriber #2711): it is set here too, so `log` records follow.
+//! per-layer filter, tracing-subscriber's per-layer bookkeeping runs on every event
+//! (BENCHMARKS.md, "Logging hot path"). Here the lock is taken only when a callsite is
+//! registered, a `log` record is checked, or the levels change. The `log` crate keeps its
+//! own maximum level, which tracing-subscriber does not update (tracing-subscriber #2711):
+//! it is set here too, so `log` records follow.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};

@@ -73,7 +73,7 @@ const INLINE_TEXT: usize = 256;
 /// request thread brings into its cache before it captures: see the ring) up to
 /// [`INLINE_TEXT`] bytes, then in a `String` on the heap (kept, so a record that once held
 /// more allocates no more). Hand-written rather than a `SmallVec<[u8; N]>`, whose general
-/// `insert_from_slice` cost more than the copy itself on this path.
+/// `insert_from_slice` costs more than the copy itself on this path.
 #[derive(Clone)]
 pub struct Text {
     inline: [u8; INLINE_TEXT],
@@ -120,8 +120,8 @@ impl Text {
     }
 
     /// Appends `c`. An ASCII character (the separators and quotes of a line) is stored
-    /// directly: through `push_str` it cost a UTF-8 encoding and a `memcpy` call, several
-    /// times per line.
+    /// directly: through `push_str` it would cost a UTF-8 encoding and a `memcpy` call,
+    /// several times per line.
     #[inline]
     pub fn push(&mut self, c: char) {
         if c.is_ascii() && self.len < INLINE_TEXT {

@@ -2,18 +2,17 @@
 //! (DropWizard's counters and meters are `LongAdder`s for the same reason).
 //!
 //! A server records a few metrics on every request, from every worker thread. On one shared
-//! atomic each add moves the cache line to the adding core: measured on this project's
-//! 2-core machine, the server's metrics cost ~1.2 µs of CPU a request that way, most of it
-//! waiting for lines (BENCHMARKS.md). An adder starts as one atomic, as cheap as a plain
-//! counter while one thread uses it; the first time an add finds the value changed under it
-//! (another thread added at the same moment), it spreads over a small array of padded cells,
-//! one per thread slot, and every later add touches only its own thread's cell. Reading sums
-//! the cells: reads are rare (a scrape) and adds are not.
+//! atomic each add moves the cache line to the adding core, and most of an add's time is the
+//! wait for the line (BENCHMARKS.md, "Metrics"). An adder starts as one atomic, as cheap as a
+//! plain counter while one thread uses it; the first time an add finds the value changed
+//! under it (another thread added at the same moment), it spreads over a small array of
+//! padded cells, one per thread slot, and every later add touches only its own thread's cell.
+//! Reading sums the cells: reads are rare (a scrape) and adds are not.
 //!
 //! The first [`CELLS`] threads to add (a server's workers start first) each own a cell that
 //! no other thread writes, and add to it with a plain read and write: no locked instruction,
 //! which on x86 is a full barrier that waits for every store before it (a server adds to a
-//! few metrics per request, and each locked add cost it ~10-20 ns of stall, BENCHMARKS.md).
+//! few metrics per request, and each locked add stalls it: BENCHMARKS.md, "Metrics").
 //! Later threads share the other half of the cells, with atomic additions.
 
 use std::sync::OnceLock;

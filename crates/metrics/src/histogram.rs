@@ -8,15 +8,15 @@
 //! give 99.9% confidence of a 5% margin of error, and alpha 0.015 makes the last five minutes
 //! dominate. [`Snapshot`] then does DropWizard's weighted arithmetic.
 //!
-//! Written here rather than taken from the `exponential-decay-histogram` crate (which this
-//! module used first): a server updates two of these on every request from every worker, and
-//! the crate's one mutex, taken by every update, cost the request path ~1 µs on this
-//! project's 2-core machine (BENCHMARKS.md). Once the reservoir is full, a new sample enters
-//! only if its priority beats the lowest one, which a steady stream's samples rarely do (about
-//! 1028 in the ~1/alpha seconds of samples that weigh anything). So an update computes its
-//! priority first, compares it with the lowest (kept in an atomic, read under a seqlock
-//! against the hourly rescale), and takes the lock only when it would enter. Count and sum are
-//! per-thread adders. The samples kept are exactly those the locked algorithm would keep.
+//! Written here rather than taken from the `exponential-decay-histogram` crate: a server
+//! updates two of these on every request from every worker, and that crate takes its one
+//! mutex on every update, a lock every worker contends for (BENCHMARKS.md, "Metrics"). Once
+//! the reservoir is full, a new sample enters only if its priority beats the lowest one,
+//! which a steady stream's samples rarely do (about 1028 in the ~1/alpha seconds of samples
+//! that weigh anything). So an update computes its priority first, compares it with the
+//! lowest (kept in an atomic, read under a seqlock against the hourly rescale), and takes
+//! the lock only when it would enter. Count and sum are per-thread adders. The samples kept
+//! are exactly those the locked algorithm would keep.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;

@@ -73,7 +73,7 @@ pub struct Run {
 pub const USERS_PER_CONNECTION: usize = 8;
 
 /// A user's connection, kept while the target keeps it open (none of its own under
-/// `http.shareConnections`).
+/// `http.shareConnections`), and what the user's requests reuse.
 #[derive(Default)]
 pub struct Connection {
     live: Option<Sender>,
@@ -84,12 +84,16 @@ pub struct Connection {
     /// scenario, which outlives the slot: no name compared or copied per request): what the
     /// correction for coordinated omission expects (`coordinatedOmission`).
     cadence: Vec<(usize, Cadence)>,
-    /// This connection's own copies of what every request on it sends unchanged: the `Host`
-    /// header, `http.headers`, and the parsed path of each request step without `${...}`
-    /// (by the step's address). Cloning a header or a path bumps a reference count; on
-    /// copies of its own, a connection's requests never bump one another thread bumps too.
+    /// The user's own copies of what every request of theirs sends unchanged: cloning a
+    /// header or a path bumps a reference count, and on copies of its own, a user's requests
+    /// never bump one another thread bumps too. The `Host` header (HTTP/1.1).
     host: Option<http::HeaderValue>,
+    /// The authority (HTTP/2).
+    authority: Option<http::uri::Authority>,
+    /// `http.headers`.
     headers: Option<http::HeaderMap>,
+    /// The parsed path of each request step without `${...}`, by the step's address (the
+    /// steps outlive the user).
     paths: Vec<(usize, http::uri::PathAndQuery)>,
 }
 
@@ -238,7 +242,7 @@ impl Run {
         {
             Ok(r) => r,
             Err(_) => {
-                conn.live = None;
+                // The abandoned request's connection went with it (`checkout` took it).
                 Err(format!(
                     "Request timeout after {} ms",
                     self.timeout.as_millis()
@@ -331,10 +335,8 @@ impl Run {
         session: &Session,
         r: &Request,
     ) -> Result<(u16, http::HeaderMap, Bytes), String> {
-        let mut sender = self.checkout(&mut conn.live).await?;
-        if sender.ready().await.is_err() {
-            sender = self.checkout(&mut None).await?;
-        }
+        // The request first: one that cannot be built (an unknown `${var}`) is KO without
+        // costing a connection.
         let body = match &r.body {
             Some(b) => Bytes::from(interpolate(b, session)?.into_owned()),
             None => Bytes::new(),
@@ -343,25 +345,6 @@ impl Run {
         *request.method_mut() = http::Method::from_bytes(r.method.as_bytes())
             .map_err(|e| format!("invalid method: {e}"))?;
         let path = self.path(conn, session, r)?;
-        let headers = request.headers_mut();
-        if sender.is_http2() {
-            // HTTP/2 carries the scheme and authority as pseudo-headers, from the URI.
-            *request.uri_mut() = http::Uri::from_parts({
-                let mut parts = http::uri::Parts::default();
-                parts.scheme = Some(self.transport.scheme().clone());
-                parts.authority = Some(self.transport.authority().clone());
-                parts.path_and_query = Some(path);
-                parts
-            })
-            .map_err(|e| format!("invalid URI: {e}"))?;
-        } else {
-            let host = conn
-                .host
-                .get_or_insert_with(|| copy_header_value(&self.host));
-            headers.insert(http::header::HOST, host.clone());
-            *request.uri_mut() = path.into();
-        }
-        let headers = request.headers_mut();
         let defaults = conn.headers.get_or_insert_with(|| {
             self.default_headers
                 .iter()
@@ -372,6 +355,7 @@ impl Run {
                 })
                 .collect()
         });
+        let headers = request.headers_mut();
         headers.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
         for (k, v) in &r.headers {
             let name = http::HeaderName::from_bytes(k.as_bytes())
@@ -379,6 +363,32 @@ impl Run {
             let value = http::HeaderValue::from_str(&interpolate(v, session)?)
                 .map_err(|e| format!("header {k:?}: {e}"))?;
             headers.insert(name, value);
+        }
+        let mut sender = self.checkout(&mut conn.live).await?;
+        if sender.ready().await.is_err() {
+            sender = self.checkout(&mut None).await?;
+        }
+        if sender.is_http2() {
+            // HTTP/2 carries the scheme and authority as pseudo-headers, from the URI.
+            let authority = conn
+                .authority
+                .get_or_insert_with(|| copy_authority(self.transport.authority()));
+            *request.uri_mut() = http::Uri::from_parts({
+                let mut parts = http::uri::Parts::default();
+                parts.scheme = Some(self.transport.scheme().clone());
+                parts.authority = Some(authority.clone());
+                parts.path_and_query = Some(path);
+                parts
+            })
+            .map_err(|e| format!("invalid URI: {e}"))?;
+        } else {
+            let host = conn
+                .host
+                .get_or_insert_with(|| copy_header_value(&self.host));
+            request
+                .headers_mut()
+                .insert(http::header::HOST, host.clone());
+            *request.uri_mut() = path.into();
         }
         let read_buffer = self.transport.read_buffer();
         let (parts, body) = sender
@@ -396,6 +406,12 @@ impl Run {
 /// A copy of `v` that shares nothing with it.
 fn copy_header_value(v: &http::HeaderValue) -> http::HeaderValue {
     http::HeaderValue::from_bytes(v.as_bytes()).unwrap_or_else(|_| v.clone())
+}
+
+/// A copy of `a` that shares nothing with it.
+fn copy_authority(a: &http::uri::Authority) -> http::uri::Authority {
+    http::uri::Authority::from_maybe_shared(Bytes::copy_from_slice(a.as_str().as_bytes()))
+        .unwrap_or_else(|_| a.clone())
 }
 
 fn classify_hyper(e: &hyper::Error, read_buffer: usize) -> String {

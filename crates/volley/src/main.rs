@@ -209,13 +209,18 @@ fn run(
             .max(Duration::from_millis(100));
         let printer = {
             let run = run.clone();
+            let simulation = simulation.clone();
             tokio::spawn(async move {
                 let mut tick =
                     tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
                 loop {
                     tick.tick().await;
-                    let block =
-                        volley::console::block(&run, &run.snapshot(), run.started.elapsed());
+                    let block = volley::console::block(
+                        &run,
+                        &run.snapshot(),
+                        run.started.elapsed(),
+                        &simulation,
+                    );
                     let _ = std::io::stdout().write_all(block.as_bytes());
                 }
             })
@@ -235,7 +240,7 @@ fn run(
         let [low, high] = simulation.distribution_bounds;
         let mut text = format!(
             "{}{}",
-            volley::console::block(&run, &stats, elapsed),
+            volley::console::block(&run, &stats, elapsed, &simulation),
             volley::console::summary(&stats, elapsed, (low, high))
         );
         if let Some(note) = volley::console::omission_note(&stats, &simulation) {

@@ -352,21 +352,26 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
         ] {
             add_histogram(target, file, name, text)?;
         }
-        // Where this run's series starts: after the runs before it when they followed each
-        // other (a whole number of entries, so that no entry is split).
+        // Where this run's series starts: where the runs before it ended when they followed
+        // each other, rounded down to a whole entry. A run's last entry covers only the
+        // fraction of a second it lasted past its last whole entry (a 10.02 s run's entry at
+        // 10 s holds 0.02 s, and its users are those still active at the end: none), so the
+        // next run's first entry shares it: the two runs join with no entry that stands for
+        // a stall which never happened.
         let offset = match together {
             Together::SideBySide => 0,
-            Together::OneAfterAnother => (total.ceil() as u64).div_ceil(interval) * interval,
+            Together::OneAfterAnother => (total / interval as f64).floor() as u64 * interval,
         };
         longest = longest.max(r.duration_seconds);
         total += r.duration_seconds;
         cut |= r.cut_at_max_duration;
         // One generator's entries within a merged entry follow each other (their users are
-        // the highest count); generators side by side add theirs.
+        // the highest count), as do the runs that share the entry where they join;
+        // generators side by side add theirs.
         for mut s in crate::stats::rebucket(&r.seconds, interval) {
             s.second += offset;
             match series.get_mut(&s.second) {
-                Some(m) => m.absorb(&s, true),
+                Some(m) => m.absorb(&s, together == Together::SideBySide),
                 None => {
                     series.insert(s.second, s);
                 }
@@ -560,6 +565,65 @@ mod tests {
         let side = merge(&rounds).unwrap();
         assert_eq!(side.seconds.len(), 10);
         assert_eq!(side.duration_seconds, 10.0);
+    }
+
+    /// Rounds that lasted a fraction of a second past their last whole second, as real
+    /// runs do, join where one ends: the next round's first second shares the last one's
+    /// partial entry, so the merged series has no entry without requests or users (a stall
+    /// that never happened) until the last round's own end.
+    ///
+    /// Catches: the next round placed after the rounded-up duration (an entry at 10 s holding
+    /// 0.02 s of requests and no users), users of rounds that join summed as if side by side.
+    #[test]
+    fn rounds_one_after_another_join_without_an_empty_entry_between_them() {
+        // As the engine's snapshot leaves a run: every second up to the end recorded, the
+        // entry it ends in closed with the users active then (none).
+        let round = || {
+            let mut stats = Stats::new(1);
+            for s in 0..=10 {
+                stats.record("r", s, 1_000, 1_000, None, 5);
+            }
+            let mut snapshot = Stats::new(1);
+            snapshot.merge_from(&stats);
+            Results::new(
+                &snapshot,
+                "2025-01-01T00:00:00Z".into(),
+                Duration::from_millis(10_020),
+                false,
+                Vec::new(),
+            )
+        };
+        let one = round();
+        assert_eq!(one.seconds.len(), 11);
+        assert_eq!(one.seconds[10].active_users, 0, "the partial last entry");
+        let merged = merge_as(
+            &[
+                ("1".into(), round()),
+                ("2".into(), round()),
+                ("3".into(), round()),
+            ],
+            Together::OneAfterAnother,
+        )
+        .unwrap();
+        let seconds: Vec<u64> = merged.seconds.iter().map(|e| e.second).collect();
+        assert_eq!(
+            seconds,
+            (0..=30).collect::<Vec<_>>(),
+            "no gap, no entry added"
+        );
+        let (last, joined) = merged.seconds.split_last().unwrap();
+        assert!(
+            joined.iter().all(|e| e.requests > 0 && e.active_users == 5),
+            "{:?}",
+            merged.seconds
+        );
+        assert_eq!(
+            merged.seconds[10].requests, 2,
+            "round 1's partial entry and round 2's first"
+        );
+        assert_eq!(last.active_users, 0, "the last round's own end");
+        assert_eq!(merged.global.total.count, 33);
+        assert!((merged.duration_seconds - 30.06).abs() < 1e-9);
     }
 
     /// The report's ranges, from `results.json` alone, are the console's (from the run's

@@ -2,28 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use ferrowizard_config::{ConfigError, Duration, ErrorKind, Node, Size, Value, section};
-
-/// Implements `garde::Validate` for a section whose rule spans its fields: `$check` returns
-/// what is wrong, reported at the section itself.
-macro_rules! validated_by {
-    ($ty:ty, $check:ident) => {
-        impl garde::Validate for $ty {
-            type Context = ();
-
-            fn validate_into(
-                &self,
-                _: &(),
-                parent: &mut dyn FnMut() -> garde::Path,
-                report: &mut garde::Report,
-            ) {
-                if let Err(e) = self.$check() {
-                    report.append(parent(), garde::Error::new(e));
-                }
-            }
-        }
-    };
-}
+use ferrowizard_config::{
+    ConfigError, Duration, ErrorKind, Node, Size, Value, positive_duration, section, validated_by,
+};
 
 section! {
     /// A load test.
@@ -42,7 +23,7 @@ section! {
         /// How often the console block is printed.
         console_interval: Duration = Duration::seconds(5),
         /// The run stops after this long whatever the injection says (always bounded).
-        #[garde(custom(positive))]
+        #[garde(custom(positive_duration))]
         max_duration: Duration = Duration::minutes(10),
         /// The scenarios, run side by side.
         #[garde(length(min = 1), dive)]
@@ -94,9 +75,15 @@ fn http_url(url: &str, _: &()) -> garde::Result {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"));
+    let authority = rest.map(|r| r.split('/').next().unwrap_or_default());
     if url.contains(['?', '#']) {
         Err(garde::Error::new(
             "must not hold a query or fragment (put them in each request's path)",
+        ))
+    } else if authority.is_some_and(|a| a.contains('@')) {
+        Err(garde::Error::new(
+            "must not hold a user name or password (they would be sent as the host); send \
+             credentials in a header, e.g. http.headers: {Authorization: ...}",
         ))
     } else if rest.is_some_and(|r| !r.is_empty()) {
         Ok(())
@@ -129,10 +116,11 @@ fn http_rules(root: &mut Node, errors: &mut Vec<ConfigError>) {
         }
     }
     if let Some(tls) = http.get_mut("tls")
-        && matches!(
-            tls.get("insecure").map(|n| &n.value),
-            Some(Value::Bool(true))
-        )
+        && tls.get("insecure").is_some_and(|n| match &n.value {
+            Value::Bool(b) => *b,
+            Value::Str(t) => t.eq_ignore_ascii_case("true"),
+            _ => false,
+        })
         && let Some((key, ca)) = tls.remove("caFile")
     {
         errors.push(ConfigError::new(
@@ -159,32 +147,24 @@ fn http_rules(root: &mut Node, errors: &mut Vec<ConfigError>) {
     }
 }
 
-fn positive(d: &Duration, _: &()) -> garde::Result {
-    if d.get().is_zero() {
-        Err(garde::Error::new("must be longer than 0"))
-    } else {
-        Ok(())
-    }
-}
-
 section! {
     /// `http:`.
     pub struct HttpSettings {
-        /// Connecting may take this long.
+        /// Connecting may take this long, and the TLS handshake after it as long again.
         connect_timeout: Duration = Duration::seconds(5),
         /// A request (send to last byte received) may take this long; then it is KO.
         request_timeout: Duration = Duration::seconds(60),
         /// Reuse connections.
         keep_alive: bool = true,
         /// Connections open at once, across every user: a user that needs one while all
-        /// are open waits for one to close, and the wait counts in its response time (and
-        /// toward `requestTimeout`).
+        /// are open waits for one to close (under `shareConnections`, or for an idle one),
+        /// and the wait counts in its response time (and toward `requestTimeout`).
         #[garde(range(min = 1))]
         max_connections: usize = 1000,
         /// Headers sent with every request.
         headers: BTreeMap<String, String> = BTreeMap::new(),
-        /// Each connection's fixed read buffer. Every user holds a connection, so this is
-        /// what 10,000 users cost in memory; a response whose head (status line and
+        /// Each HTTP/1.1 connection's fixed read buffer. Every user holds a connection, so
+        /// this is what 10,000 users cost in memory; a response whose head (status line and
         /// headers) does not fit in it is KO. Bodies of any length are read through it.
         #[garde(custom(read_buffer_fits))]
         read_buffer: Size = Size::kibibytes(2),
@@ -216,7 +196,8 @@ pub enum HttpVersion {
 
 section! {
     /// `http.tls:`: whom an `https://` target's certificate must be signed by. The server
-    /// name checked, and sent by SNI, is the host of `baseUrl`.
+    /// name checked is the host of `baseUrl`, sent by SNI when it is a name (an IP address
+    /// is checked against the certificate's IP addresses and not sent).
     pub struct TlsSettings {
         /// A PEM file of the CA certificates to trust instead of the system's.
         ca_file: Option<std::path::PathBuf> = None,

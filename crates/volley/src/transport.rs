@@ -90,7 +90,8 @@ pub struct Opened {
     pub handshake: Option<Duration>,
 }
 
-/// Why a connection could not be opened: the KO message, in Gatling's words.
+/// Why a connection could not be opened: the KO message (Gatling's words where Gatling has
+/// them: "Connection refused", "Connection timeout after N ms"; volley's for TLS).
 #[derive(Debug, PartialEq)]
 pub struct Failure {
     /// The KO message.
@@ -128,6 +129,7 @@ pub struct Transport {
     /// must hold (sent by SNI).
     tls: Option<(tokio_rustls::TlsConnector, ServerName<'static>)>,
     version: HttpVersion,
+    keep_alive: bool,
     connect_timeout: Duration,
     read_buffer: usize,
     permits: Arc<Semaphore>,
@@ -141,9 +143,11 @@ struct Shared {
     idle: Mutex<Vec<Sender>>,
     /// Rung when a connection goes back to `idle`, for users waiting for one.
     returned: Notify,
+    /// The HTTP/2 connection every user multiplexes on, cloned for each request.
+    two: Mutex<Option<http2::SendRequest<Full<Bytes>>>>,
     /// Held while the HTTP/2 connection is opened, so that users arriving together open
     /// one, not one each.
-    two: tokio::sync::Mutex<Option<http2::SendRequest<Full<Bytes>>>>,
+    opening: tokio::sync::Mutex<()>,
     /// `version: 2`, but the server chose HTTP/1.1 by ALPN: connections are pooled as
     /// HTTP/1.1 ones.
     fell_back: std::sync::atomic::AtomicBool,
@@ -186,6 +190,7 @@ impl Transport {
             authority,
             tls,
             version: settings.version,
+            keep_alive: settings.keep_alive,
             connect_timeout: settings.connect_timeout.get(),
             // Validated when the file was loaded; settings built in code get the floor.
             read_buffer: usize::try_from(settings.read_buffer.to_bytes())
@@ -221,13 +226,36 @@ impl Transport {
     /// that the pool's and the handshakes' state is not carried inline by every user's
     /// future (10,000 users, 10,000 copies) for the few requests that need it.
     pub async fn checkout(&self, own: &mut Option<Sender>) -> Result<Checkout, Failure> {
-        match own.take().filter(|s| !s.is_closed()) {
+        let ready = own
+            .take()
+            .filter(|s| !s.is_closed())
+            .or_else(|| self.shared_two());
+        match ready {
             Some(sender) => Ok(Checkout {
                 sender,
                 opened: None,
             }),
             None => self.elsewhere().await,
         }
+    }
+
+    /// The shared HTTP/2 connection while it is open (`shareConnections`, `version: 2`,
+    /// `keepAlive`).
+    fn shared_two(&self) -> Option<Sender> {
+        let shared = self.shared.as_ref()?;
+        if !self.multiplexed(shared) {
+            return None;
+        }
+        let two = shared.two.lock().ok()?;
+        two.as_ref()
+            .filter(|s| !s.is_closed())
+            .map(|s| Sender::Two(s.clone()))
+    }
+
+    /// Whether users share one HTTP/2 connection: asked for, kept alive, and the server has
+    /// not chosen HTTP/1.1.
+    fn multiplexed(&self, shared: &Shared) -> bool {
+        self.version == HttpVersion::Http2 && self.keep_alive && !shared.fell_back.load(Relaxed)
     }
 
     /// A sender from the pool, or a new connection.
@@ -241,20 +269,28 @@ impl Transport {
         let Some(shared) = &self.shared else {
             return self.open_new().await;
         };
-        if self.version == HttpVersion::Http2 && !shared.fell_back.load(Relaxed) {
-            let mut two = shared.two.lock().await;
-            if let Some(s) = two.as_ref().filter(|s| !s.is_closed()) {
+        if self.multiplexed(shared) {
+            // One user opens the connection; those arriving meanwhile wait for it, then
+            // find it (or find that the server chose HTTP/1.1, and pool as below).
+            let _opening = shared.opening.lock().await;
+            if let Some(sender) = self.shared_two() {
                 return Ok(Checkout {
-                    sender: Sender::Two(s.clone()),
+                    sender,
                     opened: None,
                 });
             }
-            let checkout = self.open_new().await?;
-            match &checkout.sender {
-                Sender::Two(s) => *two = Some(s.clone()),
-                Sender::One(_) => shared.fell_back.store(true, Relaxed),
+            if self.multiplexed(shared) {
+                let checkout = self.open_new().await?;
+                match &checkout.sender {
+                    Sender::Two(s) => {
+                        if let Ok(mut two) = shared.two.lock() {
+                            *two = Some(s.clone());
+                        }
+                    }
+                    Sender::One(_) => shared.fell_back.store(true, Relaxed),
+                }
+                return Ok(checkout);
             }
-            return Ok(checkout);
         }
         loop {
             // Armed before the pool is looked at, so a connection returned in between

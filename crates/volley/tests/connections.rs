@@ -179,6 +179,30 @@ fn a_feeder_dry_inside_a_repeat_ends_the_user() {
     assert!(r["requests"]["after"].is_null(), "{}", r["requests"]);
 }
 
+/// A request that cannot be built (a `${var}` the session lacks) is KO before a connection
+/// is opened for it: the server sees no connection at all.
+///
+/// Catches: the connection checked out before the request is built (one connection opened,
+/// and dropped, per such request).
+#[test]
+fn a_request_that_cannot_be_built_opens_no_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, seen) = serve();
+    let r = run(
+        dir.path(),
+        addr,
+        "baseUrl: BASE\nscenarios:\n  - name: v\n    injection: [{atOnceUsers: 3}]\n    \
+         steps: [{request: {name: r, path: '/ok/${missing}'}}]\n",
+    );
+    assert_eq!(
+        r["errors"]["no session variable ${missing}"], 3,
+        "{}",
+        r["errors"]
+    );
+    assert_eq!(seen.connections.load(SeqCst), 0);
+    assert_eq!(r["connections"]["connect"]["count"], 0);
+}
+
 /// `http.maxConnections` caps the connections open at once across every user: a user that
 /// needs one waits, and the wait counts in its response time. Each user sends one slow
 /// request on a connection of its own: at most as many are in progress as connections may

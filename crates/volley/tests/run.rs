@@ -12,8 +12,8 @@ use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
 /// The tests that judge timing (users per second, rates, stalls) run alone: the others start
-/// volley runs of their own, and on a 2-core machine those delayed a ramp's users by half a
-/// second now and then. Every other test shares.
+/// volley runs of their own, and on a 2-core machine those can delay a ramp's users by half
+/// a second. Every other test shares.
 static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
@@ -847,9 +847,9 @@ fn results_json_follows_its_schema_and_a_newer_one_is_refused() {
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
-/// `http.tls` with a plain `http://` target, `caFile` beside `insecure: true`, and a
-/// version volley does not speak are each refused where they are written; `version: 2` and
-/// `1.1`, written as numbers, are the versions' names.
+/// `http.tls` with a plain `http://` target, `caFile` beside `insecure: true` (quoted too), a
+/// version volley does not speak, and a user name in `baseUrl` are each refused where they
+/// are written; `version: 2` and `1.1`, written as numbers, are the versions' names.
 #[test]
 fn http_settings_that_could_not_act_are_refused_where_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -887,6 +887,24 @@ fn http_settings_that_could_not_act_are_refused_where_written() {
     let err = check_fails(&file);
     assert!(
         err.contains("scenario.yaml:5:5: Invalid value at: http.tls.caFile; caFile has no effect with insecure: true"),
+        "{err}"
+    );
+    let file = scenario(
+        dir.path(),
+        &body(
+            "https://127.0.0.1:1",
+            "  tls:\n    insecure: 'TRUE'\n    caFile: ca.pem\n",
+        ),
+    );
+    let err = check_fails(&file);
+    assert!(
+        err.contains("http.tls.caFile; caFile has no effect"),
+        "{err}"
+    );
+    let file = scenario(dir.path(), &body("https://user:secret@127.0.0.1:1", ""));
+    let err = check_fails(&file);
+    assert!(
+        err.contains("baseUrl; must not hold a user name or password"),
         "{err}"
     );
     for version in ["2", "1.1", "'2'"] {

@@ -88,18 +88,6 @@ impl Application for Realtime {
     }
 }
 
-mod experiment;
-
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    match args.get(1).map(String::as_str) {
-        // The seed experiment: this binary started once per config, loaded by volley.
-        Some("experiment") => experiment::main(&args[2..]),
-        // The naive-Rust baseline of the experiment, from the same binary.
-        Some("naive-server") => {
-            let port = args.get(2).and_then(|p| p.parse().ok()).unwrap_or(0);
-            realtime::bare::serve(port, true)
-        }
-        _ => ferrowizard::run(Realtime),
-    }
+    ferrowizard::run(Realtime)
 }

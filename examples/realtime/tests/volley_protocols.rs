@@ -122,7 +122,8 @@ fn an_untrusted_certificate_is_ko_unless_insecure() {
     assert_eq!(accepted.global.oks, 4);
 }
 
-/// `version: 2` over TLS: HTTP/2 by ALPN. Shared, every user multiplexes on one connection.
+/// `version: 2` over TLS: HTTP/2 by ALPN. Shared, every user multiplexes on one connection,
+/// unless `keepAlive: false` asks for a connection per request.
 #[test]
 fn http2_by_alpn_and_one_shared_connection() {
     let dir = tempfile::tempdir().unwrap();
@@ -141,7 +142,16 @@ fn http2_by_alpn_and_one_shared_connection() {
     assert_eq!(errors(&shared), []);
     assert_eq!(shared.global.oks, 40);
     assert_eq!(shared.connect.len(), 1, "one connection for every user");
-    assert_eq!(protocols(&request_log(dir.path(), 48)), ["HTTP/2.0"]);
+    // keepAlive: false holds for HTTP/2 too: a connection a request, shared or not.
+    let closing = volley(
+        dir.path(),
+        &url,
+        "{version: 2, shareConnections: true, keepAlive: false, tls: {caFile: cert.pem}}",
+        3,
+    );
+    assert_eq!(errors(&closing), []);
+    assert_eq!(closing.connect.len(), 6, "a connection per request");
+    assert_eq!(protocols(&request_log(dir.path(), 54)), ["HTTP/2.0"]);
 }
 
 /// `version: 2` over plain TCP: HTTP/2 with prior knowledge (h2c); and HTTP/1.1 shared

@@ -1,8 +1,9 @@
 //! `admin.auth`: every admin request carries the configured credentials, or gets 401.
 //!
-//! DropWizard's admin port has no authentication at all (users have asked since #122 and
-//! #2562). Here it is optional, bearer or basic, and the comparison takes the same time
-//! whatever the guess (`subtle`), so that the secret cannot be found a byte at a time.
+//! DropWizard's admin port has no authentication at all (its users ask for it in
+//! dropwizard/dropwizard#122 and #2562). Here it is optional, bearer or basic, and the
+//! comparison takes the same time whatever the guess (`subtle`), so that the secret cannot
+//! be found a byte at a time.
 
 use std::sync::Arc;
 

@@ -11,8 +11,8 @@ pub mod server;
 
 use std::path::Path;
 
-use ferrowizard_config::section;
 pub use ferrowizard_config::{Duration, Level, Loader, Report, Size};
+use ferrowizard_config::{positive_duration, section, validated_by};
 pub use ferrowizard_logging::config::LoggingFactory;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -149,27 +149,22 @@ pub enum AdminAuth {
     Basic(BasicCredentials),
 }
 
-impl garde::Validate for AdminAuth {
-    type Context = ();
-
-    fn validate_into(
-        &self,
-        _: &(),
-        parent: &mut dyn FnMut() -> garde::Path,
-        report: &mut garde::Report,
-    ) {
+impl AdminAuth {
+    /// Refuses an empty token, user name or password.
+    fn credentials_given(&self) -> Result<(), &'static str> {
         let empty = match self {
             AdminAuth::Bearer(token) => token.0.is_empty(),
             AdminAuth::Basic(b) => b.username.is_empty() || b.password.0.is_empty(),
         };
         if empty {
-            report.append(
-                parent(),
-                garde::Error::new("credentials must not be empty (an unset ${VAR}?)"),
-            );
+            Err("credentials must not be empty (an unset ${VAR}?)")
+        } else {
+            Ok(())
         }
     }
 }
+
+validated_by!(AdminAuth, credentials_given);
 
 section! {
     /// `admin.auth.basic:`.
@@ -201,14 +196,6 @@ section! {
         /// A check that has not answered within this time is unhealthy.
         #[garde(custom(positive_duration))]
         timeout: Duration = Duration::seconds(5),
-    }
-}
-
-fn positive_duration(d: &Duration, _: &()) -> garde::Result {
-    if d.get().is_zero() {
-        Err(garde::Error::new("must be longer than 0"))
-    } else {
-        Ok(())
     }
 }
 

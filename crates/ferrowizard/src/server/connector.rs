@@ -170,7 +170,7 @@ impl Connection {
         // layer). A `RefCell`, not a lock: hyper calls its service from the connection's task
         // alone, one call at a time (HTTP/2's streams run in tasks of their own, but only
         // their futures do), so a borrow never meets another, and a lock's two atomic
-        // operations a request bought nothing.
+        // operations a request would buy nothing.
         let service = std::cell::RefCell::new(self.service.clone());
         let tls = self.tls;
         let mut extensions = connection_extensions(peer);
@@ -208,7 +208,7 @@ impl Connection {
             );
             let request = req.map(Body::new);
             // The gate's future is hyper's: no future wrapped around it (each wrapper is
-            // another copy of the whole request state, ~700 bytes, on its way into hyper).
+            // another copy of the whole request state on its way into hyper).
             service.borrow_mut().call_ready(
                 request,
                 Answer {
@@ -219,8 +219,8 @@ impl Connection {
         });
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // No `header_read_timeout` here: hyper arms a timer for it on every request (a timer
-        // wheel entry and an allocation), which cost the request path ~3% of its CPU; the
-        // connection's one timer below checks the same deadline (see `Activity`).
+        // wheel entry and an allocation); the connection's one timer below checks the same
+        // deadline (see `Activity`).
         builder
             .http1()
             .max_buf_size(self.settings.max_header_size.max(8192))
@@ -326,10 +326,10 @@ impl Connection {
 /// The connection's task selects over hyper's connection, the server's shutdown and the
 /// connection's timer, and `select!` polls every branch each time the task wakes: for the
 /// connection that is twice a request (its bytes arrive, its answer is ready). Polling the
-/// shutdown channel there registered the task with a waiter list under a mutex every
+/// shutdown channel there would register the task with a waiter list under a mutex every
 /// connection of the server shares, and the timer with the timer wheel: cache lines the
-/// workers fought over on every request (~0.1 µs of CPU a request on this project's 2-core
-/// machine). Wrapped, those two are asked again only when they have something to say.
+/// workers would fight over on every request. Wrapped, those two are asked again only when
+/// they have something to say.
 struct OnWake<F> {
     inner: Pin<Box<F>>,
     signal: Arc<Signal>,
@@ -411,8 +411,8 @@ impl<F: Future> Future for OnWake<F> {
 ///
 /// Why: inserted into a request's empty extensions, `ConnectInfo` gets a table sized for three
 /// entries, and axum's third insertion then has it reallocated and rehashed, on every request
-/// (`reserve_rehash` measured ~0.06 µs a request under load, BENCHMARKS.md). A clone of this
-/// one keeps its size. Public for `benches/request_path.rs` only.
+/// (BENCHMARKS.md, "Server under load"). A clone of this one keeps its size. Public for
+/// `benches/request_path.rs` only.
 #[doc(hidden)]
 pub fn connection_extensions(peer: SocketAddr) -> http::Extensions {
     #[derive(Clone)]
@@ -485,9 +485,9 @@ enum Closing {
 /// timeout, against slowloris).
 ///
 /// Counts, not times: the stream bumps a count on every read and write, and the timer, which
-/// looks four times per timeout, notes when a count last changed. A read of even the
-/// kernel's coarse clock on every read and write cost ~0.07 µs a request (BENCHMARKS.md,
-/// "Server under load"); timeouts counted in seconds are then noticed up to a quarter late.
+/// looks four times per timeout, notes when a count last changed. A count costs less than a
+/// read of even the kernel's coarse clock on every read and write (BENCHMARKS.md, "Server
+/// under load"); timeouts counted in seconds are then noticed up to a quarter late.
 /// Only the connection's task touches these, through the stream and the service it polls.
 #[derive(Debug)]
 struct Activity {
@@ -546,7 +546,7 @@ impl InFlight {
 
     /// Adds `n` to the requests in flight. HTTP/1 answers every request in the connection's
     /// own polls, so only its task counts: a plain read and write (a locked addition is a
-    /// full barrier, ~10-20 ns here). HTTP/2 answers in the streams' tasks: atomic additions.
+    /// full barrier). HTTP/2 answers in the streams' tasks: atomic additions.
     /// (An HTTP/2 connection says so before its first request: the preface, or the version.)
     fn count(activity: &Activity, n: isize) {
         let a = &activity.in_flight;

@@ -8,16 +8,14 @@
 //! log ([`RequestLog`]); a handler that panics becomes a 500 with an ERROR line while the
 //! server serves on.
 //!
-//! Why one hand-written service rather than a stack of tower layers (tower-http's body limit,
-//! compression and panic catching, our overload and method layers, and the request log's
-//! layer, which is what this replaced): on this project's 2-core machine that stack cost
-//! about 4 µs of CPU a request more than the same work done here (BENCHMARKS.md, "Server
-//! under load"). Each layer boxed its future, the overload layer cloned the whole stack below
-//! it per request, three layers re-boxed the response body, and each kept its own reference
-//! count on shared state (every one a cache line the two workers fight over). Here a request
-//! takes one reference to the connector's shared state, keeps its state inline in one future,
-//! clones nothing, and its body is re-boxed only when compressed or streamed to the request
-//! log.
+//! Why one hand-written service rather than a stack of tower layers (tower-http's body
+//! limit, compression and panic catching, an overload layer, a method layer and a
+//! request-log layer): in such a stack each layer boxes its future, the overload layer
+//! clones the whole stack below it per request, three layers re-box the response body, and
+//! each keeps its own reference count on shared state, every one a cache line the workers
+//! fight over (BENCHMARKS.md, "Server under load"). Here a request takes one reference to
+//! the connector's shared state, keeps its state inline in one future, clones nothing, and
+//! its body is re-boxed only when compressed or streamed to the request log.
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -10,8 +10,9 @@ use http::{Response, StatusCode};
 use tokio::sync::Notify;
 
 /// `maxThreads` requests run at once; up to `maxQueuedRequests` more wait for a slot; any
-/// beyond that get 503 at once (and are counted), rather than queuing until they time out,
-/// which is what made the seed's service fail 14% of its requests.
+/// beyond that get 503 at once (and are counted), rather than queuing until they time out:
+/// a request that waits out its timeout fails anyway, only later (how the seed's DropWizard
+/// service loses requests under load: BENCHMARKS.md, "The seed experiment").
 ///
 /// Atomics rather than `tokio::sync::Semaphore`: a semaphore takes its waiters' mutex on
 /// every release, i.e. twice per request on a lock every worker shares. Here both counts

@@ -22,7 +22,7 @@ use super::routes::RouteId;
 ///
 /// Read from the admission counts rather than kept by the metrics: a request already takes
 /// its place there on arrival and gives it back when answered (or dropped); a count of its
-/// own was two more atomic additions a request, each behind a thread-local lookup.
+/// own would be two more atomic additions a request, each behind a thread-local lookup.
 pub fn register_active(
     registry: &MetricRegistry,
     overloads: Vec<Arc<Overload>>,

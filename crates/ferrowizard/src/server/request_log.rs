@@ -582,11 +582,11 @@ mod tests {
                 user_agent: None,
                 extra: None,
             };
-            // What the line showed when the whole URI was kept.
-            let before = uri
+            // The target as the whole URI gives it: the entry keeps only its path and query.
+            let from_uri = uri
                 .path_and_query()
                 .map_or_else(|| uri.path(), |p| p.as_str());
-            assert_eq!(entry.target(), before);
+            assert_eq!(entry.target(), from_uri);
             entry.target().to_owned()
         };
         assert_eq!(target("/quotes/ACME?x=1"), "/quotes/ACME?x=1");

@@ -9,12 +9,12 @@
 //!   them, so each of its routes gets [`RouteLayer`], which reads axum's `MatchedPath` and
 //!   notes it for the gate.
 //!
-//! Why two ways: axum offers no way to learn a router's templates, and a layered route costs
-//! ~0.4 µs of CPU a request on this project's 2-core machine (axum wraps it in a second boxed
-//! service, which it clones and whose future it boxes on every request: BENCHMARKS.md). The
-//! table's lookup costs a tenth of that. Where both know a request's route (a merged router's
-//! route more specific than a template added by `route`), the layer's note wins: it is the
-//! route axum called.
+//! Why two ways: axum offers no way to learn a router's templates, and a layered route is
+//! costly on the request path: axum wraps it in a second boxed service, which it clones and
+//! whose future it boxes on every request (BENCHMARKS.md, "Server under load"). The table's
+//! lookup is one search of the path, with nothing boxed. Where both know a request's route
+//! (a merged router's route more specific than a template added by `route`), the layer's
+//! note wins: it is the route axum called.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -212,11 +212,10 @@ impl Route {
 /// from a route layer, or the [`RouteTable`]'s).
 ///
 /// Why not a clone of axum's `MatchedPath`: that is a reference count every worker bumps on
-/// the same allocation, as axum does for every request of the route, and each bump moves the
-/// count's cache line between the cores (noting and timing the route measured ~0.4 µs of CPU a
-/// request that way on this project's 2-core machine, BENCHMARKS.md). Identity is sound
-/// because [`TEMPLATES`] keeps every template seen alive for the life of the process: no other
-/// text can take its address.
+/// the same allocation, as axum does for every request of the route, and each bump moves
+/// the count's cache line between the cores (BENCHMARKS.md, "Server under load"). Identity
+/// is sound because [`TEMPLATES`] keeps every template seen alive for the life of the
+/// process: no other text can take its address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct RouteId(usize, usize);
 

@@ -6,11 +6,10 @@
 //! - **Capture in place.** A request thread claims a slot and renders its event straight into
 //!   the record the slot owns; the writer formats it from there. Nothing is moved, boxed or
 //!   returned to a pool, so an event touches only the slot's few cache lines. A channel of
-//!   boxed records (the first version, `crossbeam-channel` plus a pool of records in a
-//!   `crossbeam-queue`) moved each record through three shared queues and cost the request
-//!   thread 330-400 ns an event here; `crossbeam_queue::ArrayQueue` moves values in and out by
-//!   copy and checks each slot's stamp on both sides, which reads a line the other core wrote
-//!   last on every event.
+//!   boxed records (`crossbeam-channel` plus a pool of records in a `crossbeam-queue`) moves
+//!   each record through three shared queues (BENCHMARKS.md, "Logging hot path");
+//!   `crossbeam_queue::ArrayQueue` moves values in and out by copy and checks each slot's
+//!   stamp on both sides, which reads a line the other core wrote last on every event.
 //! - **The writer publishes its position in batches** (every [`RELEASE_EVERY`] values, and
 //!   whenever it runs dry), so a request thread reads one shared word that changes once per
 //!   batch, not a slot stamp the writer just wrote.

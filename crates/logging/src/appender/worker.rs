@@ -18,9 +18,9 @@ use crate::sink::Sink;
 /// [`HOLD`], or as soon as the queue is quiet (nothing new for a nap).
 ///
 /// Why hold lines at all: under load the queue never stays empty for long, and writing what
-/// each look found made a write every millisecond or so (~7 KB for a server's request log at
-/// 75,000 lines a second). A write of a few KB costs the kernel about as much as one of 64
-/// KB (the file's times and size, its journal), and that kernel time came out of the same two
+/// each look finds would make a write every millisecond or so (~7 KB for a server's request
+/// log at 75,000 lines a second). A write of a few KB costs the kernel about as much as one
+/// of 64 KB (the file's times and size, its journal), and that kernel time comes out of the
 /// cores the server runs on. Held lines are formatted and their queue slots already free: the
 /// batch is the queue's continuation, and it is written before any flush is answered, at
 /// shutdown, and after a panic counted as lost like the queue's own lines.
@@ -35,8 +35,9 @@ const HOLD: Duration = Duration::from_millis(5);
 ///
 /// Why the length follows the rate: each nap ends in a wake-up of the writer thread, which
 /// costs the machine a context switch (several µs on a virtual machine) and often preempts a
-/// request thread. Naps of 1 ms woke the request log's writer a thousand times a second
-/// whether it found ten lines or a hundred (BENCHMARKS.md, "Server under load").
+/// request thread. A fixed nap of 1 ms would wake a busy request log's writer a thousand
+/// times a second whether it finds ten lines or a hundred (BENCHMARKS.md, "Server under
+/// load").
 const NAP: Duration = Duration::from_millis(1);
 const LONGEST_NAP: Duration = Duration::from_millis(4);
 /// The share of the queue a nap lets fill: well below half, where producers wake the writer

@@ -182,9 +182,9 @@ fn tmp_name(target: &Path) -> PathBuf {
 fn compress(from: &Path, to: &Path) -> std::io::Result<()> {
     let mut input = File::open(from)?;
     let output = File::create(to)?;
-    // The fastest level: log lines repeat so much that it still shrinks a file ~100 times (a
-    // request log: 26 MB to 0.25 MB, against 0.09 MB at the default level), in a seventh of
-    // the CPU (7 ms against 47 ms): archiving shares the machine with the service it logs.
+    // The fastest level: log lines repeat so much that it still shrinks a file about a
+    // hundredfold, for a fraction of the default level's CPU (BENCHMARKS.md, "Server under
+    // load"), and archiving shares the machine with the service it logs.
     let mut encoder =
         flate2::write::GzEncoder::new(BufWriter::new(output), flate2::Compression::fast());
     std::io::copy(&mut input, &mut encoder)?;

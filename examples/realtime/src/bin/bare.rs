@@ -1,12 +1,23 @@
-//! `realtime-bare PORT [--naive-logging]`: see `realtime::bare`.
+//! `realtime-bare [--naive-logging] PORT`: see `realtime::bare`.
 
 use std::process::ExitCode;
 
+use clap::Parser;
+
+/// The realtime handlers on plain axum, without ferrowizard: the baseline of the benchmarks
+/// (no logging at all) and the experiment's `naive-rust` config (`--naive-logging`).
+#[derive(Parser)]
+#[command(name = "realtime-bare")]
+struct Args {
+    /// The port to listen on, on 127.0.0.1 (0 picks a free one; the address is printed).
+    port: u16,
+    /// Log as a Rust team would by hand: tracing-subscriber's fmt layer at DEBUG to stdout,
+    /// and a line per request.
+    #[arg(long)]
+    naive_logging: bool,
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    let Some(port) = args.get(1).and_then(|p| p.parse::<u16>().ok()) else {
-        eprintln!("usage: realtime-bare PORT [--naive-logging]");
-        return ExitCode::FAILURE;
-    };
-    realtime::bare::serve(port, args.iter().any(|a| a == "--naive-logging"))
+    let args = Args::parse();
+    realtime::bare::serve(args.port, args.naive_logging)
 }
