@@ -5,7 +5,7 @@
 //! competing: steadier than the load run of `bench/server.sh`, though it leaves out what load
 //! adds (cache lines the workers share, the writer thread's CPU).
 //!
-//! `cargo bench -p ferrowizard --bench request_path`.
+//! `cargo bench -p ferrowizard --features bench --bench request_path`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -19,10 +19,10 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, Path};
 use axum::routing::get;
 use criterion::{Criterion, criterion_group, criterion_main};
+use ferrowizard::bench::connection_extensions;
 use ferrowizard::config::ServerFactory;
 use ferrowizard::metrics::MetricRegistry;
-use ferrowizard::server::connector::connection_extensions;
-use ferrowizard::server::{Routes, bench_service};
+use ferrowizard::server::Routes;
 use http::{Request, Response, header};
 use tower::Service;
 
@@ -73,7 +73,7 @@ fn request_path(c: &mut Criterion) {
     let known = || Routes::new().route(ROUTE, get(quote));
     let merged = || Routes::from(Router::new().route(ROUTE, get(quote)));
     let service = |factory: &ServerFactory, routes: Routes| {
-        bench_service(factory, routes, &MetricRegistry::new()).expect("a service")
+        ferrowizard::bench::service(factory, routes, &MetricRegistry::new()).expect("a service")
     };
 
     let mut group = c.benchmark_group("request_path");

@@ -231,11 +231,9 @@ fn register_metrics(
 ) -> Result<(), String> {
     crate::admin::metrics::register_process(metrics).map_err(|e| format!("metrics: {e}"))?;
     if let Some(logging) = logging {
-        let names: Vec<String> = logging.stats().into_iter().map(|s| s.name).collect();
         let logging = logging.clone();
         crate::admin::metrics::register_appenders(
             metrics,
-            &names,
             std::sync::Arc::new(move || logging.stats()),
         )
         .map_err(|e| format!("metrics: {e}"))?;

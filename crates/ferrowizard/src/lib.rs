@@ -7,17 +7,65 @@
 
 pub mod admin;
 pub mod app;
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod cli;
 pub mod config;
 mod reporters;
 pub mod server;
 
 pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};
-pub use app::{Application, Environment, HealthCheck};
+pub use app::{Application, Environment, HealthCheck, RunError};
 pub use cli::run;
 pub use ferrowizard_metrics as metrics;
 
 #[doc(hidden)]
 pub mod __private {
     pub use ferrowizard_config::section;
+}
+
+/// Declares a section of an application's configuration, for a field of its
+/// [`configuration!`]: a struct whose YAML keys are its fields' names in camelCase, whose
+/// absent keys take the default written beside each field, and which refuses unknown keys.
+///
+/// The section derives `Serialize` (for `check --dump`), `Deserialize` and `garde::Validate`
+/// (a field is validated when it carries a `#[garde(...)]` rule; the configuration's field
+/// holding the section needs `#[garde(dive)]`). Those derives name the `serde` and `garde`
+/// crates, so the application's `Cargo.toml` needs both, with their `derive` features, as
+/// [`configuration!`] does.
+///
+/// ```
+/// use ferrowizard::config::Duration;
+///
+/// ferrowizard::section! {
+///     /// `quotes:`: the quote feed.
+///     pub struct QuotesConfig {
+///         /// The symbols quoted.
+///         #[garde(length(min = 1))]
+///         symbols: Vec<String> = vec!["ACME".to_owned()],
+///         /// How often prices move.
+///         tick_interval: Duration = Duration::milliseconds(100),
+///     }
+/// }
+///
+/// ferrowizard::configuration! {
+///     /// The service's configuration.
+///     pub struct MyConfig {
+///         /// The quote feed.
+///         #[garde(dive)]
+///         quotes: QuotesConfig = QuotesConfig::default(),
+///     }
+/// }
+///
+/// let load = |yaml| ferrowizard::config::load_str::<MyConfig>("config.yaml", yaml, &[]);
+/// let config = load("quotes:\n  symbols: [XYZ]\n").unwrap();
+/// assert_eq!(config.quotes.symbols, ["XYZ"]);
+/// assert_eq!(config.quotes.tick_interval, Duration::milliseconds(100));
+/// assert!(load("quotes:\n  symbols: []\n").is_err());
+/// ```
+#[macro_export]
+macro_rules! section {
+    ($($body:tt)*) => {
+        $crate::__private::section! { $($body)* }
+    };
 }

@@ -10,6 +10,7 @@ use tracing::Subscriber;
 use tracing_subscriber::Registry;
 use tracing_subscriber::layer::SubscriberExt;
 
+use crate::appender::labels::AppenderLabels;
 use crate::appender::stats::AppenderStats;
 use crate::appender::{Appender, QueuePolicy};
 use crate::config::{AppenderFactory, LayoutFactory, LoggingFactory};
@@ -217,6 +218,7 @@ fn start(
         sink,
     )
     .map_err(io("a writer thread".into()))?;
+    let appender = appender.with_labels(AppenderLabels::of(name, factory));
     let appender = match rate {
         Some(period) => appender.with_message_rate(period),
         None => appender,

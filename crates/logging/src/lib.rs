@@ -29,6 +29,7 @@ pub mod names;
 pub mod record;
 pub mod sink;
 
+pub use appender::labels::AppenderLabels;
 pub use appender::stats::{AppenderStats, LevelCounts};
 pub use build::{
     BuildError, InstallError, Logging, LoggingGuard, start_appender, start_raw_appender,

@@ -87,7 +87,9 @@ pub fn run(options: &Options) -> Result<Report, Error> {
         .enable_all()
         .build()
         .map_err(Error::Runtime)?;
-    let started_at = jiff::Timestamp::now().to_string();
+    let started_at = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let configs = configs::all(&services, &config_dir);
     let mut rounds: Vec<Vec<Round>> = configs.iter().map(|_| Vec::new()).collect();
     let mut ratios: Vec<Vec<f64>> = configs.iter().map(|_| Vec::new()).collect();

@@ -54,7 +54,9 @@ pub fn simulation(app: &str, users: u32, length: Duration) -> Simulation {
 /// summary at the end. The results carry the time the run started (RFC 3339), for the
 /// reports.
 pub fn run(runtime: &tokio::runtime::Runtime, simulation: &Simulation) -> Result<Results, String> {
-    let started_at = jiff::Timestamp::now().to_string();
+    let started_at = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let (stats, elapsed, finished) = runtime.block_on(async {
         let run = volley::engine::prepare(simulation, Path::new("."))?;
         let printer = {

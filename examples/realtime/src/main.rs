@@ -15,7 +15,7 @@ ferrowizard::configuration! {
     }
 }
 
-ferrowizard::__private::section! {
+ferrowizard::section! {
     /// `quotes:`: the in-memory quote feed the service serves.
     pub struct QuotesConfig {
         /// The symbols quoted.
@@ -42,7 +42,7 @@ impl Application for Realtime {
         &self,
         config: &RealtimeConfig,
         environment: &mut Environment,
-    ) -> Result<(), ferrowizard::app::RunError> {
+    ) -> Result<(), ferrowizard::RunError> {
         let symbols: Vec<String> = config
             .quotes
             .symbols

@@ -208,8 +208,7 @@ fn metrics_count_exactly_what_was_served() {
         .unwrap()
         .keys()
         .find(|k| {
-            k.starts_with("ferrowizard.logging.emitted.logging.appenders[0]")
-                && k.ends_with(".INFO")
+            k.starts_with("ferrowizard.logging.emitted.0.file.app.log") && k.ends_with(".INFO")
         })
         .cloned()
         .unwrap_or_else(|| panic!("no logging counters in {m}"));

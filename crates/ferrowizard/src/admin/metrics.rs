@@ -128,10 +128,13 @@ mod proc {
 
 /// Publishes appenders' counters: per appender and level, events emitted, written and
 /// dropped; per appender, queue depth, capacity, high-water mark and write errors.
-/// `stats` reads them all (one call per rendered value: they are a few atomics each).
+/// `stats` reads them all (one call per rendered value: they are a few atomics each); the
+/// first call also gives each appender's labels (`appender`, `type`, `target`, see
+/// [`ferrowizard_logging::AppenderLabels`]), then `level` for the per-level counters:
+/// `ferrowizard_logging_queue_capacity{appender="0",type="console",target="stdout"}` in
+/// Prometheus, `ferrowizard.logging.queue.capacity.0.console.stdout` in DropWizard's JSON.
 pub fn register_appenders(
     registry: &MetricRegistry,
-    names: &[String],
     stats: Arc<dyn Fn() -> Vec<AppenderStats> + Send + Sync>,
 ) -> Result<(), RegistryError> {
     registry.describe(
@@ -157,7 +160,8 @@ pub fn register_appenders(
         "ferrowizard.logging.waited",
         "Events whose thread waited for room in a full queue",
     );
-    for (i, name) in names.iter().enumerate() {
+    for (i, appender) in stats().into_iter().enumerate() {
+        let [place, kind, target] = appender.labels.pairs();
         let read = {
             let stats = stats.clone();
             move |f: fn(&AppenderStats) -> f64| {
@@ -169,7 +173,7 @@ pub fn register_appenders(
             .iter()
             .enumerate()
         {
-            let labels = [("appender", name.as_str()), ("level", *level)];
+            let labels = [place, kind, target, ("level", *level)];
             let count = |which: fn(&LevelCounts) -> u64| {
                 let stats = stats.clone();
                 move || {
@@ -183,7 +187,7 @@ pub fn register_appenders(
             registry.counter_fn("ferrowizard.logging.written", &labels, count(|c| c.written))?;
             registry.counter_fn("ferrowizard.logging.dropped", &labels, count(|c| c.dropped))?;
         }
-        let labels = [("appender", name.as_str())];
+        let labels = appender.labels.pairs();
         registry.gauge(
             "ferrowizard.logging.queue.depth",
             &labels,

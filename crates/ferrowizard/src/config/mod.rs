@@ -249,6 +249,11 @@ macro_rules! __framework_fields {
 /// Declares an application's configuration: its own fields (each with its default) plus
 /// ferrowizard's `server`, `logging`, `metrics` and `admin` sections.
 ///
+/// A field may be a section of the application's own, declared with
+/// [`section!`](crate::section). Like a section, the configuration derives serde's and
+/// garde's traits, so the application's `Cargo.toml` needs `serde` and `garde`, with their
+/// `derive` features.
+///
 /// ```
 /// ferrowizard::configuration! {
 ///     /// The service's configuration.

@@ -411,10 +411,9 @@ impl<F: Future> Future for OnWake<F> {
 ///
 /// Why: inserted into a request's empty extensions, `ConnectInfo` gets a table sized for three
 /// entries, and axum's third insertion then has it reallocated and rehashed, on every request
-/// (BENCHMARKS.md, "Server under load"). A clone of this one keeps its size. Public for
-/// `benches/request_path.rs` only.
-#[doc(hidden)]
-pub fn connection_extensions(peer: SocketAddr) -> http::Extensions {
+/// (BENCHMARKS.md, "Server under load"). A clone of this one keeps its size.
+/// `benches/request_path.rs` measures it through [`crate::bench::connection_extensions`].
+pub(crate) fn connection_extensions(peer: SocketAddr) -> http::Extensions {
     #[derive(Clone)]
     struct Room<const N: usize>;
     let mut extensions = http::Extensions::new();
@@ -835,5 +834,68 @@ mod tests {
         assert_eq!(task.0.load(Relaxed), 2);
         assert!(f.as_mut().poll(&mut cx).is_ready());
         assert_eq!(polls(), 4);
+    }
+}
+
+/// The listening socket on real sockets: what `acceptQueueSize` and `reuseAddress` set.
+#[cfg(test)]
+mod bind_tests {
+    use std::io::Read;
+    use std::net::TcpStream;
+
+    use super::*;
+
+    /// Connections to `addr` that complete their handshake within a short wait, of `tries`
+    /// started while nothing accepts them.
+    fn handshakes(addr: SocketAddr, tries: usize) -> usize {
+        let mut open = Vec::new();
+        for _ in 0..tries {
+            if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
+                open.push(s);
+            }
+        }
+        open.len()
+    }
+
+    /// `acceptQueueSize` is the listen backlog: with nothing accepting, the kernel completes the
+    /// handshake of backlog + 1 connections and leaves the rest waiting.
+    ///
+    /// Catches: the backlog not passed to `listen` (the default 1024 would take all 12).
+    #[tokio::test]
+    async fn accept_queue_size_is_the_listen_backlog() {
+        for backlog in [2u32, 5] {
+            let listener = bind("127.0.0.1:0".parse().unwrap(), backlog, true).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let done = tokio::task::spawn_blocking(move || handshakes(addr, 12))
+                .await
+                .unwrap();
+            assert_eq!(done, backlog as usize + 1, "backlog {backlog}");
+            drop(listener);
+        }
+    }
+
+    /// `reuseAddress`: a port whose connection the server closed first is in TIME_WAIT; binding
+    /// it again needs `SO_REUSEADDR`.
+    ///
+    /// Catches: the option not set (the restart fails), or set regardless (the refusal passes).
+    #[tokio::test]
+    async fn reuse_address_lets_a_restart_bind_a_port_in_time_wait() {
+        for reuse in [true, false] {
+            let listener = bind("127.0.0.1:0".parse().unwrap(), 16, reuse).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                let mut buf = [0; 1];
+                // Waits for the server's close, then closes too.
+                let _ = s.read(&mut buf);
+            });
+            let (stream, _) = listener.accept().await.unwrap();
+            // The server closes first: its side of the connection goes to TIME_WAIT.
+            drop(stream);
+            client.join().unwrap();
+            drop(listener);
+            let again = bind(addr, 16, reuse);
+            assert_eq!(again.is_ok(), reuse, "reuseAddress {reuse}: {again:?}");
+        }
     }
 }

@@ -1,21 +1,24 @@
 //! The server: connectors from `server:`, the protective layers, the request log, the admin
 //! interface, and graceful shutdown.
 //!
-//! A request's path: [`connector`] accepts and reads it (header timeout, size limit, idle
-//! timeout) → [`gate`]: [`request_log`] notes it, [`metrics`] times it, [`limits`] admits it
-//! or answers 503/405, [`routes`] finds its route template → body limit, compression and panic
+//! An application uses [`Server`] (through [`crate::run`], or directly in a test), gives it
+//! [`Routes`], and reads a request's [`Client`]; the rest of this module is internal.
+//!
+//! A request's path: `connector` accepts and reads it (header timeout, size limit, idle
+//! timeout) → `gate`: `request_log` notes it, `metrics` times it, `limits` admits it
+//! or answers 503/405, `routes` finds its route template → body limit, compression and panic
 //! catching → the application's axum router → back through the gate, which times it under
 //! its route and writes its request-log line.
 
 mod access_json;
 mod compress;
-pub mod connector;
+pub(crate) mod connector;
 mod forwarded;
-pub mod gate;
-pub mod limits;
-pub mod metrics;
-pub mod request_log;
-pub mod routes;
+pub(crate) mod gate;
+pub(crate) mod limits;
+pub(crate) mod metrics;
+pub(crate) mod request_log;
+pub(crate) mod routes;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -195,9 +198,9 @@ impl GateSettings {
 
 /// An application connector's service as [`Server::start`] builds it from `server` (its
 /// request log started, its metrics in `metrics`), to be called in place of a connection:
-/// what `benches/request_path.rs` measures. Not part of the API.
-#[doc(hidden)]
-pub fn bench_service(
+/// what `benches/request_path.rs` measures, through [`crate::bench::service`].
+#[cfg(feature = "bench")]
+pub(crate) fn bench_service(
     server: &ServerFactory,
     app: Routes,
     metrics: &MetricRegistry,
@@ -256,15 +259,9 @@ impl Server {
         let gate_settings = GateSettings::of(&shared);
         let request_log = RequestLog::start(shared.request_log, app_name)?;
         if let Some(log) = &request_log {
-            let names = log
-                .appenders()
-                .iter()
-                .map(|a| a.name().to_owned())
-                .collect::<Vec<_>>();
             let log = log.clone();
             crate::admin::metrics::register_appenders(
                 metrics,
-                &names,
                 Arc::new(move || log.appenders().iter().map(|a| a.stats()).collect()),
             )?;
         }

@@ -22,6 +22,7 @@
 //! Formatting happens on the writer thread: `BENCHMARKS.md` records the comparison
 //! (formatting the whole line on the caller costs the request thread more).
 
+pub mod labels;
 pub(crate) mod ring;
 pub mod stats;
 pub(crate) mod wake;
@@ -39,6 +40,7 @@ use tracing::Level;
 use crate::layout::Layout;
 use crate::record::Record;
 use crate::sink::Sink;
+use labels::AppenderLabels;
 use ring::{Claim, Refused, Ring};
 use stats::{AppenderStats, Counters, level_index};
 use wake::{Room, Sleep};
@@ -135,6 +137,8 @@ impl QueuePolicy {
 /// The request threads' handle on one appender.
 pub struct Appender {
     name: String,
+    /// What metrics call it (see [`labels`]).
+    labels: AppenderLabels,
     threshold: Level,
     include_caller: bool,
     policy: QueuePolicy,
@@ -220,6 +224,7 @@ impl Appender {
             sleep,
             wake_depth: (ring.capacity() / 2).max(1),
             discarding_limit: policy.discarding_limit() as u64,
+            labels: AppenderLabels::named(&name),
             name,
             threshold,
             include_caller,
@@ -245,9 +250,22 @@ impl Appender {
         self
     }
 
+    /// Gives the appender the labels its metrics carry (by default its name, cleaned, as
+    /// its place; see [`labels`]).
+    #[must_use]
+    pub fn with_labels(mut self, labels: AppenderLabels) -> Appender {
+        self.labels = labels;
+        self
+    }
+
     /// The appender's name, as in its counters.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The labels its metrics carry.
+    pub fn labels(&self) -> &AppenderLabels {
+        &self.labels
     }
 
     /// Whether an event of `level` passes this appender's threshold.
@@ -371,6 +389,7 @@ impl Appender {
     pub fn stats(&self) -> AppenderStats {
         AppenderStats::read(
             &self.name,
+            &self.labels,
             &self.counters,
             self.ring.depth() as usize,
             self.policy.capacity,

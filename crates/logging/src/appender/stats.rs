@@ -4,6 +4,7 @@ use std::sync::atomic::{
     AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
 };
 
+use super::labels::AppenderLabels;
 use crossbeam_utils::CachePadded;
 use tracing::Level;
 
@@ -103,6 +104,8 @@ pub struct LevelCounts {
 pub struct AppenderStats {
     /// The appender's name, e.g. `logging.appenders[0] (file app.log)`.
     pub name: String,
+    /// What its metrics are labelled with: `appender="0",type="file",target="app.log"`.
+    pub labels: AppenderLabels,
     /// Figures for TRACE, DEBUG, INFO, WARN, ERROR, in that order.
     pub levels: [LevelCounts; 5],
     /// Events in the queue now.
@@ -123,6 +126,7 @@ pub struct AppenderStats {
 impl AppenderStats {
     pub(crate) fn read(
         name: &str,
+        labels: &AppenderLabels,
         c: &Counters,
         queue_depth: usize,
         queue_capacity: usize,
@@ -141,6 +145,7 @@ impl AppenderStats {
         }
         AppenderStats {
             name: name.to_owned(),
+            labels: labels.clone(),
             levels,
             queue_depth,
             queue_capacity,
