@@ -247,6 +247,28 @@ impl LoggingFactory {
         &self,
         app_name: &str,
     ) -> Result<(Logging, impl Subscriber + Send + Sync + use<>), BuildError> {
+        let (logging, layer) = self.build_layer(app_name)?;
+        Ok((logging, Registry::default().with(layer)))
+    }
+
+    /// Starts every appender and returns the pipeline and its [`AppenderLayer`], to compose
+    /// in a `tracing_subscriber::Registry` beside layers of the application's own (an
+    /// OpenTelemetry layer, a test writer). The layer's levels (`logging.level`,
+    /// `logging.loggers`) decide for the whole subscriber, as logback's do for every
+    /// appender: an event they turn away reaches no layer.
+    ///
+    /// ```
+    /// use tracing_subscriber::layer::SubscriberExt;
+    ///
+    /// let factory = ferrowizard_logging::LoggingFactory::default();
+    /// let (logging, layer) = factory.build_layer("my-service").unwrap();
+    /// let subscriber = tracing_subscriber::Registry::default()
+    ///     .with(layer)
+    ///     .with(tracing_subscriber::fmt::layer().with_test_writer());
+    /// tracing::subscriber::with_default(subscriber, || tracing::info!("to both layers"));
+    /// logging.shutdown(std::time::Duration::from_secs(1));
+    /// ```
+    pub fn build_layer(&self, app_name: &str) -> Result<(Logging, AppenderLayer), BuildError> {
         let root = start_all("logging.appenders", &self.appenders, app_name)?;
         let mut appenders = root.clone();
         let mut routes = Vec::new();
@@ -268,8 +290,8 @@ impl LoggingFactory {
             }
         }
         let (levels, level_filter) = Levels::new(filter(self.level), levels);
-        let subscriber = Registry::default().with(AppenderLayer::new(root, routes, level_filter));
-        Ok((Logging { appenders, levels }, subscriber))
+        let layer = AppenderLayer::new(root, routes, level_filter);
+        Ok((Logging { appenders, levels }, layer))
     }
 }
 

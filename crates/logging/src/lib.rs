@@ -35,4 +35,5 @@ pub use build::{
     BuildError, InstallError, Logging, LoggingGuard, start_appender, start_raw_appender,
 };
 pub use config::{AppenderFactory, LayoutFactory, LoggerConfig, LoggingFactory};
+pub use layer::AppenderLayer;
 pub use levels::Levels;

@@ -187,19 +187,9 @@ impl RequestLog {
         for (appender, (format, zone)) in self.appenders.iter().zip(&self.lines) {
             // Formatted into the record in its queue slot (once per appender: a request
             // log rarely has more than one).
-            appender.log(&tracing::Level::INFO, |record| {
-                // Only what a request log's layout reads (`Layout::Raw`, or a syslog header
-                // then `Raw`): level, time and the line. Its records never carry fields, so
-                // the rest of the slot is left alone, as are the cache lines it lies on (the
-                // writer thread read this slot last, on another core).
-                record.text.clear();
-                record.preformatted = true;
-                record.level = tracing::Level::INFO;
-                record.time = entry.time;
-                record.set_message(|line| match format {
-                    Format::Combined => combined(line, entry, status, bytes, elapsed, zone),
-                    Format::Json(layout) => layout.write(line, entry, status, bytes, elapsed),
-                });
+            appender.write_line(&tracing::Level::INFO, entry.time, |line| match format {
+                Format::Combined => combined(line, entry, status, bytes, elapsed, zone),
+                Format::Json(layout) => layout.write(line, entry, status, bytes, elapsed),
             });
         }
     }

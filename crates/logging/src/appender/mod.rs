@@ -280,6 +280,43 @@ impl Appender {
         self.include_caller
     }
 
+    /// Queues a finished line of `level` at `time` (a request-log line, say), written by
+    /// `write` into the record in its queue slot, under the appender's drop policy; layouts
+    /// write it as it is (`Layout::Raw`, or a syslog header then the line). Returns whether
+    /// it was queued. Only the level, time and line of the slot are touched: a line carries
+    /// no fields, and the rest of the slot (last read by the writer thread, on another core)
+    /// is left alone.
+    ///
+    /// ```
+    /// use ferrowizard_logging::config::{AppenderFactory, ConsoleAppenderFactory};
+    ///
+    /// let console = AppenderFactory::Console(ConsoleAppenderFactory::default());
+    /// let appender = ferrowizard_logging::start_raw_appender("example", &console, "svc")
+    ///     .unwrap()
+    ///     .unwrap();
+    /// let now = std::time::SystemTime::now();
+    /// let queued = appender.write_line(&tracing::Level::INFO, now, |line| {
+    ///     line.push_str("GET / 200\n");
+    /// });
+    /// assert!(queued);
+    /// appender.stop(std::time::Duration::from_secs(1));
+    /// ```
+    #[inline]
+    pub fn write_line(
+        &self,
+        level: &Level,
+        time: std::time::SystemTime,
+        write: impl FnOnce(&mut crate::record::Text),
+    ) -> bool {
+        self.log(level, |record| {
+            record.text.clear();
+            record.preformatted = true;
+            record.level = *level;
+            record.time = time;
+            record.set_message(write);
+        })
+    }
+
     /// Queues an event of `level`, captured by `fill` into the record in its queue slot
     /// (`fill` clears it first: it holds an earlier event), under the appender's drop policy. Returns whether it was queued; what is
     /// dropped is counted, and `fill` is not called for it (rendering an event only to
