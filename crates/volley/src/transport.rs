@@ -71,9 +71,8 @@ impl Sender {
             Sender::One(s) => whole(s.send_request(request).await).await,
             // Boxed: an HTTP/2 exchange's state would otherwise widen every HTTP/1.1 one.
             Sender::Two(s) => {
-                let two: std::pin::Pin<Box<dyn Future<Output = _> + Send>> =
-                    Box::pin(s.send_request(request));
-                Box::pin(whole(two.await)).await
+                let sent = s.send_request(request);
+                Box::pin(async move { whole(sent.await).await }).await
             }
         }
     }
