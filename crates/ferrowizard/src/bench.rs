@@ -30,5 +30,5 @@ pub fn service(
 /// The extensions the connector gives every request of a connection from `peer`: a table
 /// with room for what axum adds as it routes, cloned into each request.
 pub fn connection_extensions(peer: SocketAddr) -> http::Extensions {
-    crate::server::connector::connection_extensions(peer)
+    crate::server::connection::connection_extensions(peer)
 }

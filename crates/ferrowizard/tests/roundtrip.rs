@@ -10,9 +10,9 @@ use ferrowizard::config::{
     Duration, FrameworkConfiguration, Level, ServerFactory, Size, dump, load_str,
 };
 use ferrowizard_logging::config::{
-    AppenderFactory, ConsoleAppenderFactory, ConsoleTarget, FileAppenderFactory, JsonLayoutFactory,
-    LayoutFactory, LoggerConfig, LoggingFactory, SyslogAppenderFactory, TcpAppenderFactory,
-    UdpAppenderFactory,
+    AppenderCommon, AppenderFactory, ConsoleAppenderFactory, ConsoleTarget, FileAppenderFactory,
+    JsonLayoutFactory, LayoutFactory, LoggerConfig, LoggingFactory, SyslogAppenderFactory,
+    TcpAppenderFactory, UdpAppenderFactory,
 };
 use garde::Validate;
 use proptest::prelude::*;
@@ -110,26 +110,34 @@ fn appender() -> impl Strategy<Value = AppenderFactory> {
                 size,
             )| match kind {
                 0 => AppenderFactory::Console(ConsoleAppenderFactory {
-                    threshold,
-                    log_format,
-                    queue_size,
-                    discarding_threshold,
-                    never_block: flag,
+                    common: AppenderCommon {
+                        threshold,
+                        log_format,
+                        queue_size,
+                        discarding_threshold,
+                        never_block: flag,
+                        layout: flag.then(|| {
+                            LayoutFactory::Json(JsonLayoutFactory {
+                                additional_fields: BTreeMap::from([(
+                                    "service".into(),
+                                    host.clone(),
+                                )]),
+                                ..Default::default()
+                            })
+                        }),
+                        ..Default::default()
+                    },
                     target: if flag {
                         ConsoleTarget::Stderr
                     } else {
                         ConsoleTarget::Stdout
                     },
-                    layout: flag.then(|| {
-                        LayoutFactory::Json(JsonLayoutFactory {
-                            additional_fields: BTreeMap::from([("service".into(), host.clone())]),
-                            ..Default::default()
-                        })
-                    }),
-                    ..Default::default()
                 }),
                 1 => AppenderFactory::File(FileAppenderFactory {
-                    threshold,
+                    common: AppenderCommon {
+                        threshold,
+                        ..Default::default()
+                    },
                     current_log_filename: Some(format!("/var/log/{port}.log")),
                     archive: flag,
                     archived_log_filename_pattern: Some(format!("/var/log/{port}-%d-%i.log.gz")),
@@ -174,21 +182,10 @@ type Limits = (usize, usize, Duration, Size);
 /// An appender as the request log takes it: without the keys it refuses (`threshold`,
 /// `logFormat`, `includeCallerData`), which a dump leaves out.
 fn for_request_log(mut a: AppenderFactory) -> AppenderFactory {
-    macro_rules! strip {
-        ($a:expr) => {{
-            $a.threshold = Level::All;
-            $a.log_format = None;
-            $a.include_caller_data = false;
-        }};
-    }
-    match &mut a {
-        AppenderFactory::Console(a) => strip!(a),
-        AppenderFactory::File(a) => strip!(a),
-        AppenderFactory::Syslog(a) => strip!(a),
-        AppenderFactory::Tcp(a) => strip!(a),
-        AppenderFactory::Udp(a) => strip!(a),
-        AppenderFactory::Tls(a) => strip!(a),
-    }
+    let common = a.common_mut();
+    common.threshold = Level::All;
+    common.log_format = None;
+    common.include_caller_data = false;
     a
 }
 

@@ -17,9 +17,12 @@ use tracing::Dispatch;
 
 fn file_factory(dir: &std::path::Path, name: &str, lossless: bool) -> LoggingFactory {
     let appender = FileAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            discarding_threshold: if lossless { 0 } else { -1 },
+            ..Default::default()
+        },
         current_log_filename: Some(dir.join(name).display().to_string()),
         archive: false,
-        discarding_threshold: if lossless { 0 } else { -1 },
         ..Default::default()
     };
     LoggingFactory {
@@ -207,21 +210,19 @@ fn format(c: &mut Criterion) {
         &jiff::tz::TimeZone::UTC,
     )
     .expect("pattern");
-    let mut record = Record {
-        target: "realtime::quotes",
-        thread: "tokio-runtime-worker",
-        ..Record::default()
-    };
+    let mut record = Record::default();
+    record.set_target("realtime::quotes");
+    record.set_thread("tokio-runtime-worker");
     record.stamp();
     record.set_message(|m| m.push_str("quote updated"));
     record.push_str_field("symbol", "ACME");
-    record.fields.push(("price", Value::F64(101.25)));
-    record.fields.push(("seq", Value::U64(42)));
+    record.push_value("price", Value::F64(101.25));
+    record.push_value("seq", Value::U64(42));
     let mut out = Vec::with_capacity(4096);
     group.bench_function("pattern_format_default", |b| {
         b.iter(|| {
             out.clear();
-            record.time += Duration::from_millis(1);
+            record.set_time(record.time() + Duration::from_millis(1));
             layout.format(black_box(&record), &mut out);
         })
     });

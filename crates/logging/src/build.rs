@@ -121,32 +121,30 @@ fn start(
             source,
         }
     };
-    macro_rules! common {
-        ($a:expr) => {{
-            let a = $a;
-            let zone = time_zone(&a.time_zone).map_err(invalid)?;
-            let layout = if raw {
-                match &a.layout {
-                    Some(LayoutFactory::AccessJson(l)) if !l.append_line_separator => {
-                        Layout::RawJoined
-                    }
-                    _ => Layout::Raw,
-                }
-            } else {
-                layout(name, a.log_format.as_deref(), a.layout.as_ref(), &zone)?
-            };
-            let policy = QueuePolicy::new(a.queue_size, a.discarding_threshold, a.never_block);
-            (a.threshold, a.include_caller_data, zone, layout, policy)
-        }};
-    }
-    let rate = factory.message_rate().map(|d| d.get());
-    let (threshold, caller, layout, policy, sink): (_, _, _, _, Box<dyn Sink>) = match factory {
-        AppenderFactory::Console(a) => {
-            let (t, c, _, l, p) = common!(a);
-            (t, c, l, p, Box::new(Console(a.target)))
+    let common = factory.common();
+    let zone = time_zone(&common.time_zone).map_err(invalid)?;
+    let mut layout = if raw {
+        match &common.layout {
+            Some(LayoutFactory::AccessJson(l)) if !l.append_line_separator => Layout::RawJoined,
+            _ => Layout::Raw,
         }
+    } else {
+        layout(
+            name,
+            common.log_format.as_deref(),
+            common.layout.as_ref(),
+            &zone,
+        )?
+    };
+    let policy = QueuePolicy::new(
+        common.queue_size,
+        common.discarding_threshold,
+        common.never_block,
+    );
+    let rate = common.message_rate.map(|d| d.get());
+    let sink: Box<dyn Sink> = match factory {
+        AppenderFactory::Console(a) => Box::new(Console(a.target)),
         AppenderFactory::File(a) => {
-            let (t, c, zone, l, p) = common!(a);
             let path = a
                 .current_log_filename
                 .clone()
@@ -163,27 +161,18 @@ fn start(
             let buffer = usize::try_from(a.buffer_size.to_bytes()).unwrap_or(usize::MAX);
             let sink = FileSink::open(&path, buffer, a.immediate_flush, rolling)
                 .map_err(io(path.clone()))?;
-            (t, c, l, p, Box::new(sink))
+            Box::new(sink)
         }
         AppenderFactory::Syslog(a) => {
-            let (t, c, _, l, p) = common!(a);
-            let l = Layout::Syslog(SyslogHeader::new(a.facility, app_name), Box::new(l));
-            (
-                t,
-                c,
-                l,
-                p,
-                syslog_sink(a.protocol, &a.host, a.port, &a.socket_path),
-            )
+            layout = Layout::Syslog(SyslogHeader::new(a.facility, app_name), Box::new(layout));
+            syslog_sink(a.protocol, &a.host, a.port, &a.socket_path)
         }
         AppenderFactory::Tcp(a) => {
-            let (t, c, _, l, p) = common!(a);
             let sink = TcpSink::new(&a.host, a.port, a.connection_timeout.get(), Framing::Lines)
                 .send_buffer(usize::try_from(a.send_buffer_size.to_bytes()).unwrap_or(usize::MAX));
-            (t, c, l, p, Box::new(sink))
+            Box::new(sink)
         }
         AppenderFactory::Tls(a) => {
-            let (t, c, _, l, p) = common!(a);
             let config = crate::sink::tls::client_config(&crate::sink::tls::TlsSettings {
                 ca_file: a.ca_file.as_deref(),
                 validate_certs: a.validate_certs,
@@ -199,20 +188,17 @@ fn start(
             let sink = TcpSink::new(&a.host, a.port, a.connection_timeout.get(), Framing::Lines)
                 .send_buffer(usize::try_from(a.send_buffer_size.to_bytes()).unwrap_or(usize::MAX))
                 .tls(config);
-            (t, c, l, p, Box::new(sink))
+            Box::new(sink)
         }
-        AppenderFactory::Udp(a) => {
-            let (t, c, _, l, p) = common!(a);
-            (t, c, l, p, Box::new(DatagramSink::udp(&a.host, a.port)))
-        }
+        AppenderFactory::Udp(a) => Box::new(DatagramSink::udp(&a.host, a.port)),
     };
-    let Some(threshold) = filter(threshold).into_level() else {
+    let Some(threshold) = filter(common.threshold).into_level() else {
         return Ok(None);
     };
     let appender = Appender::start(
         format!("{name} ({})", sink.describe()),
         threshold,
-        caller,
+        common.include_caller_data,
         policy,
         layout,
         sink,

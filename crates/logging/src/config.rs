@@ -200,10 +200,13 @@ impl Serialize for LoggerConfig {
     }
 }
 
-/// Declares an appender section: the fields every appender has, then its own.
-macro_rules! appender {
-    (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
-        ferrowizard_config::section!(@emit [$($meta)*] $name [
+/// Hands the settings every appender type has to `$then!`, appended to `$args` as one
+/// `[...]` group of `[field: Type = default]` entries (`section!`'s `@emit` form). This list
+/// is the one place they are declared: [`AppenderCommon`] is made from it, and so is each
+/// appender's YAML form, where they are keys beside the appender's own.
+macro_rules! with_common_fields {
+    ($then:ident ! ($($args:tt)*)) => {
+        $then! { $($args)* [
             [
                 /// Events below this level are not written by this appender.
                 threshold: Level = Level::All
@@ -260,18 +263,140 @@ macro_rules! appender {
                 /// Record the file and line of each event.
                 include_caller_data: bool = false
             ]
-            $($fields)*
-        ]);
+        ] }
     };
 }
 
-section! {
+with_common_fields!(section!(@emit [
+    /// The settings every appender type has, whatever its `type`: one field of each
+    /// appender section ([`ConsoleAppenderFactory::common`], ...), reached from an
+    /// [`AppenderFactory`] through [`AppenderFactory::common`].
+    ///
+    /// In YAML they are not a section of their own: they are written beside the appender's
+    /// own keys, as DropWizard has them.
+    ///
+    /// ```
+    /// use ferrowizard_config::Level;
+    /// use ferrowizard_logging::config::{AppenderCommon, FileAppenderFactory};
+    ///
+    /// let file = FileAppenderFactory {
+    ///     current_log_filename: Some("app.log".into()),
+    ///     common: AppenderCommon {
+    ///         threshold: Level::Warn,
+    ///         queue_size: 1024,
+    ///         ..AppenderCommon::default()
+    ///     },
+    ///     ..FileAppenderFactory::default()
+    /// };
+    /// assert_eq!(file.common.time_zone, "UTC");
+    /// ```
+] AppenderCommon));
+
+/// Declares an appender section: a struct with the settings every appender has in its
+/// `common` field ([`AppenderCommon`]), then its own fields, each with its default.
+///
+/// Its YAML form is another struct of the same name, in a module of its own, made by
+/// `section!` with the common fields and the own ones side by side: serde reads and writes
+/// that one, so the keys stay flat (`threshold` beside `target`), unknown keys are refused
+/// with the list of known ones, and errors keep their line and column, which serde's
+/// `flatten` would lose. Conversions between the two move the fields.
+macro_rules! appender {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                $(#[garde $garde:tt])?
+                $field:ident : $ty:ty = $default:expr
+            ),* $(,)?
+        }
+    ) => {
+        with_common_fields!(appender!(@emit [$(#[$meta])*] $name [$(
+            [[$(#[doc = $doc])*] [$(#[garde $garde])?] $field : $ty = $default]
+        )*]));
+    };
+    (@emit [$($meta:tt)*] $name:ident
+        [$( [[$($doc:tt)*] [$($garde:tt)*] $field:ident : $ty:ty = $default:expr] )*]
+        [$( [$(#[$cmeta:meta])* $common:ident : $cty:ty = $cdefault:expr] )*]
+    ) => {
+        $($meta)*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            /// The settings every appender has; in YAML, keys beside this appender's own.
+            pub common: AppenderCommon,
+            $( $($doc)* pub $field: $ty, )*
+        }
+
+        const _: () = {
+            mod yaml {
+                use super::*;
+                ferrowizard_config::section!(@emit [] $name [
+                    $( [$(#[$cmeta])* $common : $cty = $cdefault] )*
+                    $( [$($doc)* $($garde)* $field : $ty = $default] )*
+                ]);
+            }
+
+            impl From<yaml::$name> for $name {
+                fn from(flat: yaml::$name) -> Self {
+                    $name {
+                        common: AppenderCommon { $( $common: flat.$common, )* },
+                        $( $field: flat.$field, )*
+                    }
+                }
+            }
+
+            impl From<$name> for yaml::$name {
+                fn from(a: $name) -> Self {
+                    yaml::$name {
+                        $( $common: a.common.$common, )*
+                        $( $field: a.$field, )*
+                    }
+                }
+            }
+
+            impl Default for $name {
+                fn default() -> Self {
+                    yaml::$name::default().into()
+                }
+            }
+
+            impl<'de> Deserialize<'de> for $name {
+                fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    yaml::$name::deserialize(d).map($name::from)
+                }
+            }
+
+            impl Serialize for $name {
+                fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    yaml::$name::from(self.clone()).serialize(s)
+                }
+            }
+
+            // Validated in the YAML form, so that garde's paths name the keys as written
+            // (`queue_size`, not `common.queue_size`) and the loader finds their place in
+            // the file. The copy is made once per appender when the configuration loads.
+            impl garde::Validate for $name {
+                type Context = ();
+
+                fn validate_into(
+                    &self,
+                    ctx: &(),
+                    parent: &mut dyn FnMut() -> garde::Path,
+                    report: &mut garde::Report,
+                ) {
+                    yaml::$name::from(self.clone()).validate_into(ctx, parent, report)
+                }
+            }
+        };
+    };
+}
+
+appender! {
     /// `type: console`: lines to the process's stdout or stderr.
     pub struct ConsoleAppenderFactory {
         /// `stdout` or `stderr`.
         target: ConsoleTarget = ConsoleTarget::Stdout,
     }
-    with appender
 }
 
 /// The stream a console appender writes to.
@@ -284,7 +409,7 @@ pub enum ConsoleTarget {
     Stderr,
 }
 
-section! {
+appender! {
     /// `type: file`: lines to a file, rotated into archives.
     pub struct FileAppenderFactory {
         /// The file written now. Required.
@@ -305,7 +430,6 @@ section! {
         /// Flush after every batch of lines.
         immediate_flush: bool = true,
     }
-    with appender
 }
 
 fn valid_log_format(format: &Option<String>, _: &()) -> garde::Result {
@@ -321,7 +445,7 @@ fn valid_log_format(format: &Option<String>, _: &()) -> garde::Result {
 fn application_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
     match appenders
         .iter()
-        .position(|a| matches!(a.layout(), Some(LayoutFactory::AccessJson(_))))
+        .position(|a| matches!(a.common().layout, Some(LayoutFactory::AccessJson(_))))
     {
         Some(i) => Err(garde::Error::new(format!(
             "[{i}]: access-json is the request log's layout (server.requestLog); an \
@@ -409,7 +533,7 @@ impl FileAppenderFactory {
     }
 }
 
-section! {
+appender! {
     /// `type: syslog`: RFC 5424 messages to a syslog daemon.
     pub struct SyslogAppenderFactory {
         /// The daemon's host.
@@ -423,7 +547,6 @@ section! {
         /// The socket for `protocol: unix`.
         socket_path: String = "/dev/log".to_owned(),
     }
-    with appender
 }
 
 /// How syslog messages travel.
@@ -465,7 +588,7 @@ pub enum Facility {
     Local7,
 }
 
-section! {
+appender! {
     /// `type: tcp`: lines over a TCP connection.
     pub struct TcpAppenderFactory {
         /// The receiver's host.
@@ -477,10 +600,9 @@ section! {
         /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
         send_buffer_size: Size = Size::kibibytes(8),
     }
-    with appender
 }
 
-section! {
+appender! {
     /// `type: tls`: lines over a TLS connection (rustls), as DropWizard's `tls` appender,
     /// with the CA certificates as a PEM file instead of a Java trust store.
     pub struct TlsAppenderFactory {
@@ -503,7 +625,6 @@ section! {
         #[garde(length(min = 1))]
         supported_protocols: Vec<TlsVersion> = vec![TlsVersion::TlsV12, TlsVersion::TlsV13],
     }
-    with appender
 }
 
 /// TLS protocol versions a `tls` appender may speak.
@@ -517,7 +638,7 @@ pub enum TlsVersion {
     TlsV13,
 }
 
-section! {
+appender! {
     /// `type: udp`: one datagram per line.
     pub struct UdpAppenderFactory {
         /// The receiver's host.
@@ -525,7 +646,6 @@ section! {
         /// The receiver's port.
         port: u16 = 514,
     }
-    with appender
 }
 
 /// `appenders:` entries, chosen by `type`.
@@ -574,40 +694,49 @@ impl garde::Validate for AppenderFactory {
     }
 }
 
-/// `$body` with `$a` bound to the appender's own section, whatever its type.
-macro_rules! each {
-    ($appender:expr, $a:ident => $body:expr) => {
-        match $appender {
-            AppenderFactory::Console($a) => $body,
-            AppenderFactory::File($a) => $body,
-            AppenderFactory::Syslog($a) => $body,
-            AppenderFactory::Tcp($a) => $body,
-            AppenderFactory::Udp($a) => $body,
-            AppenderFactory::Tls($a) => $body,
-        }
-    };
-}
-
-/// The settings every appender type has.
 impl AppenderFactory {
-    /// `layout`.
-    pub fn layout(&self) -> Option<&LayoutFactory> {
-        each!(self, a => a.layout.as_ref())
+    /// The settings every appender type has (`threshold`, `layout`, `queueSize`, ...),
+    /// whatever this appender's type.
+    ///
+    /// ```
+    /// use ferrowizard_logging::AppenderFactory;
+    /// use ferrowizard_logging::config::ConsoleAppenderFactory;
+    ///
+    /// let console = AppenderFactory::Console(ConsoleAppenderFactory::default());
+    /// assert_eq!(console.common().queue_size, 4096);
+    /// assert_eq!(console.common().time_zone, "UTC");
+    /// ```
+    pub fn common(&self) -> &AppenderCommon {
+        match self {
+            AppenderFactory::Console(a) => &a.common,
+            AppenderFactory::File(a) => &a.common,
+            AppenderFactory::Syslog(a) => &a.common,
+            AppenderFactory::Tcp(a) => &a.common,
+            AppenderFactory::Udp(a) => &a.common,
+            AppenderFactory::Tls(a) => &a.common,
+        }
     }
 
-    /// `timeZone`.
-    pub fn time_zone(&self) -> &str {
-        each!(self, a => &a.time_zone)
-    }
-
-    /// `messageRate`.
-    pub fn message_rate(&self) -> Option<Duration> {
-        each!(self, a => a.message_rate)
-    }
-
-    /// `discardingThreshold`, to change (the request log's lossless default).
-    pub fn discarding_threshold_mut(&mut self) -> &mut i64 {
-        each!(self, a => &mut a.discarding_threshold)
+    /// The settings every appender type has, to change (the request log sets its lossless
+    /// `discardingThreshold` default this way).
+    ///
+    /// ```
+    /// use ferrowizard_logging::AppenderFactory;
+    /// use ferrowizard_logging::config::UdpAppenderFactory;
+    ///
+    /// let mut udp = AppenderFactory::Udp(UdpAppenderFactory::default());
+    /// udp.common_mut().discarding_threshold = 0;
+    /// assert_eq!(udp.common().discarding_threshold, 0);
+    /// ```
+    pub fn common_mut(&mut self) -> &mut AppenderCommon {
+        match self {
+            AppenderFactory::Console(a) => &mut a.common,
+            AppenderFactory::File(a) => &mut a.common,
+            AppenderFactory::Syslog(a) => &mut a.common,
+            AppenderFactory::Tcp(a) => &mut a.common,
+            AppenderFactory::Udp(a) => &mut a.common,
+            AppenderFactory::Tls(a) => &mut a.common,
+        }
     }
 }
 

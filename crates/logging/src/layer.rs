@@ -104,14 +104,14 @@ where
     let time = std::time::SystemTime::now();
     let thread = crate::record::thread_name();
     record.clear();
-    record.level = *meta.level();
+    record.set_level(*meta.level());
     // A `log` record's own target replaces tracing-log's `log` (see `FieldVisitor`).
-    record.target = meta.target();
-    record.time = time;
-    record.thread = thread;
+    record.set_target(meta.target());
+    record.set_time(time);
+    record.set_thread(thread);
     event.record(&mut FieldVisitor { record });
     if caller {
-        record.caller = meta.file().zip(meta.line());
+        record.set_caller(meta.file().zip(meta.line()));
     }
     if let Some(scope) = ctx.event_scope(event) {
         for span in scope.from_root() {
@@ -214,7 +214,7 @@ where
                     r.copy_from(record);
                     // Captured for whichever appender wants it: only those get it.
                     if !caller {
-                        r.caller = None;
+                        r.set_caller(None);
                     }
                 });
             }

@@ -18,7 +18,8 @@ use tracing::field::{Field, Visit};
 /// A field's value as captured: text lives in the record's buffer, the rest as it came.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
-    /// A range of [`Record::text`].
+    /// A range (start, end) of the record's text buffer, as [`Record::push_str_field`]
+    /// stores it.
     Text(u32, u32),
     /// An unsigned integer.
     U64(u64),
@@ -218,31 +219,58 @@ impl fmt::Debug for Text {
 const INLINE_FIELDS: usize = 4;
 
 /// One event, captured on the thread that logged it.
+///
+/// Its fields are private: code outside this crate reads them through the getters
+/// ([`level`](Record::level), [`target`](Record::target), [`message`](Record::message),
+/// [`fields`](Record::fields), ...) and fills them through the setters and `push_*`
+/// methods, so that the record's layout (one text buffer, ranges into it) can change
+/// without breaking callers. Getters and setters are `#[inline]` and copy no more than the
+/// field itself.
+///
+/// ```
+/// use ferrowizard_logging::record::{FieldValue, Record, Value};
+///
+/// let mut record = Record::default();
+/// record.set_level(tracing::Level::WARN);
+/// record.set_target("realtime::quotes");
+/// record.set_message(|m| m.push_str("quote late"));
+/// record.push_str_field("symbol", "ACME");
+/// record.push_value("seq", Value::U64(42));
+///
+/// assert_eq!(record.level(), tracing::Level::WARN);
+/// assert_eq!(record.target(), "realtime::quotes");
+/// assert_eq!(record.message(), "quote late");
+/// let fields: Vec<_> = record.fields().collect();
+/// assert_eq!(
+///     fields,
+///     [("symbol", FieldValue::Str(b"ACME")), ("seq", FieldValue::U64(42))]
+/// );
+/// ```
 #[derive(Debug, Clone)]
 pub struct Record {
     /// The event's level.
-    pub level: Level,
+    level: Level,
     /// The logger (the `tracing` target, or the `log` crate's target, interned).
-    pub target: &'static str,
+    target: &'static str,
     /// When the event happened (the writer turns it into text).
-    pub time: SystemTime,
+    time: SystemTime,
     /// The logging thread's name (interned once per thread).
-    pub thread: &'static str,
+    thread: &'static str,
     /// The message, the text of text fields and of span fields, back to back.
-    pub text: Text,
+    text: Text,
     /// Where the message is in `text`.
-    pub message: Range<u32>,
+    message: Range<u32>,
     /// The event's other fields.
-    pub fields: SmallVec<[(&'static str, Value); INLINE_FIELDS]>,
+    fields: SmallVec<[(&'static str, Value); INLINE_FIELDS]>,
     /// Fields of the enclosing spans (logback's MDC), innermost last: name and range of `text`.
-    pub mdc: Vec<(&'static str, Range<u32>)>,
+    mdc: Vec<(&'static str, Range<u32>)>,
     /// An error recorded on the event (a field named `error`, or any `dyn Error`), with
     /// its chain of causes, one per line.
-    pub exception: String,
+    exception: String,
     /// Source file and line, when the appender asks for caller data.
-    pub caller: Option<(&'static str, u32)>,
+    caller: Option<(&'static str, u32)>,
     /// For a request-log line: the message is the whole line, already formatted.
-    pub preformatted: bool,
+    preformatted: bool,
 }
 
 impl Default for Record {
@@ -337,6 +365,105 @@ impl Record {
         self.exception.clear();
         self.caller = None;
         self.preformatted = false;
+    }
+
+    /// The event's level.
+    #[inline]
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// Sets the event's level.
+    #[inline]
+    pub fn set_level(&mut self, level: Level) {
+        self.level = level;
+    }
+
+    /// The logger: the `tracing` target, or the `log` crate's target, interned.
+    #[inline]
+    pub fn target(&self) -> &'static str {
+        self.target
+    }
+
+    /// Sets the logger (a `'static` name: a callsite's target, or one [`intern`]ed).
+    #[inline]
+    pub fn set_target(&mut self, target: &'static str) {
+        self.target = target;
+    }
+
+    /// When the event happened (the writer turns it into text).
+    #[inline]
+    pub fn time(&self) -> SystemTime {
+        self.time
+    }
+
+    /// Sets when the event happened.
+    #[inline]
+    pub fn set_time(&mut self, time: SystemTime) {
+        self.time = time;
+    }
+
+    /// The logging thread's name (interned once per thread: see [`thread_name`]).
+    #[inline]
+    pub fn thread(&self) -> &'static str {
+        self.thread
+    }
+
+    /// Sets the logging thread's name.
+    #[inline]
+    pub fn set_thread(&mut self, thread: &'static str) {
+        self.thread = thread;
+    }
+
+    /// The error recorded on the event with its causes, one per line; empty if none.
+    #[inline]
+    pub fn exception(&self) -> &str {
+        &self.exception
+    }
+
+    /// Appends to the event's error text (what [`FieldVisitor`] writes for an error field:
+    /// the error, then `\nCaused by: ...` per cause).
+    #[inline]
+    pub fn push_exception(&mut self, text: &str) {
+        self.exception.push_str(text);
+    }
+
+    /// Source file and line, when the appender asks for caller data.
+    #[inline]
+    pub fn caller(&self) -> Option<(&'static str, u32)> {
+        self.caller
+    }
+
+    /// Sets (or, with `None`, removes) the source file and line.
+    #[inline]
+    pub fn set_caller(&mut self, caller: Option<(&'static str, u32)>) {
+        self.caller = caller;
+    }
+
+    /// Whether the message is a whole line already formatted (a request-log line), which
+    /// the layout writes as it is.
+    #[inline]
+    pub fn is_preformatted(&self) -> bool {
+        self.preformatted
+    }
+
+    /// Whether the event has fields of its own or of its spans (the MDC).
+    #[inline]
+    pub fn has_context(&self) -> bool {
+        !self.fields.is_empty() || !self.mdc.is_empty()
+    }
+
+    /// Makes this record a preformatted line of `level` at `time`: `write` writes the whole
+    /// line as the message (see [`is_preformatted`](Record::is_preformatted)). Only the
+    /// text is emptied first: what a preformatted line's layout reads is the message, and
+    /// for a syslog header the level and time, all set here.
+    #[inline]
+    pub fn set_line(&mut self, level: Level, time: SystemTime, write: impl FnOnce(&mut Text)) {
+        self.text.clear();
+        self.preformatted = true;
+        self.level = level;
+        self.time = time;
+        self.set_message(write);
     }
 
     /// Fills in the time and the current thread's name.
@@ -438,6 +565,14 @@ impl Record {
         self.text.push_str(value);
         let r = range(start, self.text.len());
         self.fields.push((name, Value::Text(r.start, r.end)));
+    }
+
+    /// Appends a field whose value is a number or a boolean. A [`Value::Text`] must be a
+    /// range of this record's text; text is better added with
+    /// [`push_str_field`](Record::push_str_field), which copies it in.
+    #[inline]
+    pub fn push_value(&mut self, name: &'static str, value: Value) {
+        self.fields.push((name, value));
     }
 
     /// Appends an MDC entry.

@@ -67,11 +67,14 @@ fn the_steady_path_allocates_nothing_on_the_calling_thread() {
 
     let dir = tempfile::tempdir().unwrap();
     let appender = FileAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            discarding_threshold: 0,
+            queue_size: 4,
+            ..Default::default()
+        },
         current_log_filename: Some(dir.path().join("alloc.log").display().to_string()),
         archive: false,
-        discarding_threshold: 0,
         // A small queue: sends do wait for the writer, in the counted phase too.
-        queue_size: 4,
         ..Default::default()
     };
     let factory = LoggingFactory {

@@ -28,9 +28,12 @@ fn the_layer_composes_with_the_applications_own_under_the_configured_levels() {
     let path = dir.path().join("app.log");
     let factory = LoggingFactory {
         appenders: vec![AppenderFactory::File(FileAppenderFactory {
+            common: ferrowizard_logging::config::AppenderCommon {
+                log_format: Some("%-5level %m%n".into()),
+                ..Default::default()
+            },
             current_log_filename: Some(path.display().to_string()),
             archive: false,
-            log_format: Some("%-5level %m%n".into()),
             ..Default::default()
         })],
         ..Default::default()

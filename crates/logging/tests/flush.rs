@@ -15,11 +15,14 @@ use ferrowizard_logging::config::{AppenderFactory, FileAppenderFactory};
 fn factory(path: &Path, immediate_flush: bool) -> LoggingFactory {
     LoggingFactory {
         appenders: vec![AppenderFactory::File(FileAppenderFactory {
+            common: ferrowizard_logging::config::AppenderCommon {
+                log_format: Some("%m%n".into()),
+                discarding_threshold: 0,
+                ..Default::default()
+            },
             current_log_filename: Some(path.display().to_string()),
             archive: false,
-            log_format: Some("%m%n".into()),
             immediate_flush,
-            discarding_threshold: 0,
             ..Default::default()
         })],
         ..Default::default()

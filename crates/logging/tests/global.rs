@@ -13,19 +13,25 @@ fn log_records_are_bridged_and_follow_level_changes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("global.log");
     let appender = FileAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%-5p %c %m%n".into()),
+            discarding_threshold: 0,
+            ..Default::default()
+        },
         current_log_filename: Some(path.display().to_string()),
         archive: false,
-        log_format: Some("%-5p %c %m%n".into()),
         // Lossless: this test is about the bridge and the guard, not the drop policy.
-        discarding_threshold: 0,
         ..Default::default()
     };
     let audit_path = dir.path().join("audit.log");
     let audit = FileAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%c %m%n".into()),
+            discarding_threshold: 0,
+            ..Default::default()
+        },
         current_log_filename: Some(audit_path.display().to_string()),
         archive: false,
-        log_format: Some("%c %m%n".into()),
-        discarding_threshold: 0,
         ..Default::default()
     };
     let audit = LoggerConfig {

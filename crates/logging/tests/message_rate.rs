@@ -11,10 +11,13 @@ use ferrowizard_logging::config::{AppenderFactory, FileAppenderFactory};
 fn factory(path: &Path, rate: Option<ConfigDuration>) -> LoggingFactory {
     LoggingFactory {
         appenders: vec![AppenderFactory::File(FileAppenderFactory {
+            common: ferrowizard_logging::config::AppenderCommon {
+                log_format: Some("%-5p %m%n".into()),
+                message_rate: rate,
+                ..Default::default()
+            },
             current_log_filename: Some(path.display().to_string()),
             archive: false,
-            log_format: Some("%-5p %m%n".into()),
-            message_rate: rate,
             ..Default::default()
         })],
         ..Default::default()

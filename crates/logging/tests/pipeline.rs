@@ -18,7 +18,10 @@ fn file_appender(path: &Path) -> FileAppenderFactory {
     FileAppenderFactory {
         current_log_filename: Some(path.display().to_string()),
         archive: false,
-        log_format: Some("%-5p %c %t %m%n".into()),
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%-5p %c %t %m%n".into()),
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
@@ -76,8 +79,8 @@ fn blocking_mode_writes_every_line_once_across_rotations() {
     );
     appender.max_file_size = Some(ferrowizard_config::Size::mebibytes(4));
     appender.archived_file_count = 0;
-    appender.discarding_threshold = 0;
-    appender.queue_size = 1024;
+    appender.common.discarding_threshold = 0;
+    appender.common.queue_size = 1024;
     let factory = LoggingFactory {
         appenders: vec![AppenderFactory::File(appender)],
         ..Default::default()
@@ -144,8 +147,8 @@ fn lossy_mode_accounts_for_every_event_per_level() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lossy.log");
     let mut appender = file_appender(&path);
-    appender.queue_size = 64;
-    appender.never_block = true;
+    appender.common.queue_size = 64;
+    appender.common.never_block = true;
     let factory = LoggingFactory {
         level: ConfigLevel::Trace,
         appenders: vec![AppenderFactory::File(appender)],
@@ -189,8 +192,8 @@ fn a_full_queue_drops_info_and_keeps_every_warn() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("threshold.log");
     let mut appender = file_appender(&path);
-    appender.queue_size = 8;
-    appender.discarding_threshold = 8; // drop INFO as soon as one slot is taken
+    appender.common.queue_size = 8;
+    appender.common.discarding_threshold = 8; // drop INFO as soon as one slot is taken
     let factory = LoggingFactory {
         appenders: vec![AppenderFactory::File(appender)],
         ..Default::default()
@@ -418,7 +421,7 @@ fn json_layout_writes_dropwizard_fields() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("json.log");
     let mut appender = file_appender(&path);
-    appender.layout = Some(LayoutFactory::Json(JsonLayoutFactory {
+    appender.common.layout = Some(LayoutFactory::Json(JsonLayoutFactory {
         custom_field_names: [("message".to_owned(), "msg".to_owned())].into(),
         additional_fields: [("service".to_owned(), "realtime".to_owned())].into(),
         ..Default::default()
@@ -501,8 +504,8 @@ fn time_based_rotation_by_the_second() {
 #[test]
 fn an_unwritable_file_counts_errors_and_never_blocks() {
     let mut appender = file_appender(Path::new("/dev/full"));
-    appender.discarding_threshold = 0; // blocking mode: only a stalled writer could block us
-    appender.queue_size = 16;
+    appender.common.discarding_threshold = 0; // blocking mode: only a stalled writer could block us
+    appender.common.queue_size = 16;
     let factory = LoggingFactory {
         appenders: vec![AppenderFactory::File(appender)],
         ..Default::default()
@@ -525,9 +528,12 @@ fn syslog_over_udp_is_rfc_5424() {
         .unwrap();
     let port = socket.local_addr().unwrap().port();
     let syslog = SyslogAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%c: %m".into()),
+            ..Default::default()
+        },
         host: "127.0.0.1".into(),
         port,
-        log_format: Some("%c: %m".into()),
         ..Default::default()
     };
     let factory = LoggingFactory {
@@ -560,10 +566,13 @@ fn syslog_over_tcp_is_octet_counted_and_a_closed_port_never_blocks() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let syslog = SyslogAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%m".into()),
+            ..Default::default()
+        },
         host: "127.0.0.1".into(),
         port,
         protocol: SyslogProtocol::Tcp,
-        log_format: Some("%m".into()),
         ..Default::default()
     };
     let factory = LoggingFactory {
@@ -633,9 +642,12 @@ fn a_tcp_peer_that_comes_back_gets_the_lines_again() {
         .unwrap()
         .port();
     let tcp = TcpAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%m%n".into()),
+            ..Default::default()
+        },
         host: "127.0.0.1".into(),
         port,
-        log_format: Some("%m%n".into()),
         ..Default::default()
     };
     let factory = LoggingFactory {
@@ -668,7 +680,7 @@ fn a_fixed_window_keeps_the_newest_archives_and_the_size_cap_holds() {
         Some(dir.path().join("w.%i.log").display().to_string());
     appender.max_file_size = Some(ferrowizard_config::Size::kibibytes(64));
     appender.archived_file_count = 3;
-    appender.discarding_threshold = 0;
+    appender.common.discarding_threshold = 0;
     let factory = LoggingFactory {
         appenders: vec![AppenderFactory::File(appender)],
         ..Default::default()
@@ -713,7 +725,7 @@ fn a_fixed_window_keeps_the_newest_archives_and_the_size_cap_holds() {
     appender.max_file_size = Some(ferrowizard_config::Size::kibibytes(16));
     appender.archived_file_count = 0;
     appender.total_size_cap = Some(ferrowizard_config::Size::kibibytes(40));
-    appender.discarding_threshold = 0;
+    appender.common.discarding_threshold = 0;
     let factory = LoggingFactory {
         appenders: vec![AppenderFactory::File(appender)],
         ..Default::default()

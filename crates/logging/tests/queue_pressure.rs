@@ -28,11 +28,14 @@ fn fifo(path: &Path) -> std::fs::File {
 /// Starts logging WARN lines to `path` through a queue of 16 slots.
 fn start(path: &Path, never_block: bool) -> (Logging, Dispatch) {
     let appender = FileAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%-5p %m%n".into()),
+            queue_size: 16,
+            never_block,
+            ..Default::default()
+        },
         current_log_filename: Some(path.display().to_string()),
         archive: false,
-        log_format: Some("%-5p %m%n".into()),
-        queue_size: 16,
-        never_block,
         ..Default::default()
     };
     let factory = LoggingFactory {
@@ -153,10 +156,13 @@ fn without_never_block_warn_waits_and_nothing_is_lost() {
 fn an_appenders_threshold_keeps_less_severe_events_out() {
     let dir = tempfile::tempdir().unwrap();
     let appender = |name: &str, threshold| FileAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%-5p %m%n".into()),
+            threshold,
+            ..Default::default()
+        },
         current_log_filename: Some(dir.path().join(name).display().to_string()),
         archive: false,
-        log_format: Some("%-5p %m%n".into()),
-        threshold,
         ..Default::default()
     };
     let factory = LoggingFactory {

@@ -26,11 +26,14 @@ fn events_logged_while_capturing_another_never_deadlock() {
     let path = dir.path().join("reentrant.log");
     let factory = LoggingFactory {
         appenders: vec![AppenderFactory::File(FileAppenderFactory {
+            common: ferrowizard_logging::config::AppenderCommon {
+                queue_size: 4,
+                discarding_threshold: 0,
+                ..Default::default()
+            },
             current_log_filename: Some(path.display().to_string()),
             archive: false,
             // Lossless and tiny: the nested events fill it while the outer slot is open.
-            queue_size: 4,
-            discarding_threshold: 0,
             ..Default::default()
         })],
         ..Default::default()

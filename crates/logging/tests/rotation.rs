@@ -65,8 +65,11 @@ fn appender(dir: &Path, pattern: &str) -> FileAppenderFactory {
         archive: true,
         archived_log_filename_pattern: Some(dir.join(pattern).display().to_string()),
         max_file_size: Some(Size::bytes((LINE_LEN * LINES_PER_FILE) as u64)),
-        log_format: Some("%m%n".into()),
-        discarding_threshold: 0,
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%m%n".into()),
+            discarding_threshold: 0,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }

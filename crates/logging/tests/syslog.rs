@@ -130,8 +130,11 @@ fn log_every_level(syslog: SyslogAppenderFactory, facility: &str) {
     let factory = LoggingFactory {
         level: ConfigLevel::Trace,
         appenders: vec![AppenderFactory::Syslog(SyslogAppenderFactory {
-            log_format: Some("%c: %m".into()),
-            discarding_threshold: 0,
+            common: ferrowizard_logging::config::AppenderCommon {
+                log_format: Some("%c: %m".into()),
+                discarding_threshold: 0,
+                ..Default::default()
+            },
             ..syslog
         })],
         ..Default::default()

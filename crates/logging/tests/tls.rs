@@ -87,10 +87,13 @@ fn send(
     rx: &mpsc::Receiver<String>,
 ) -> (Vec<String>, (u64, u64)) {
     let mut appender = TlsAppenderFactory {
+        common: ferrowizard_logging::config::AppenderCommon {
+            log_format: Some("%-5p %c: %m%n".into()),
+            ..Default::default()
+        },
         host: "localhost".into(),
         port,
         ca_file: Some(ca.display().to_string()),
-        log_format: Some("%-5p %c: %m%n".into()),
         ..Default::default()
     };
     tune(&mut appender);

@@ -125,7 +125,7 @@ fn request_log_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
     use ferrowizard_logging::config::LayoutFactory;
     match appenders
         .iter()
-        .position(|a| matches!(a.layout(), Some(LayoutFactory::Json(_))))
+        .position(|a| matches!(a.common().layout, Some(LayoutFactory::Json(_))))
     {
         Some(i) => Err(garde::Error::new(format!(
             "[{i}]: the request log's layout is access-json (a request's fields); json is \

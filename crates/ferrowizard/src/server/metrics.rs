@@ -1,21 +1,15 @@
-//! The server's own metrics, DropWizard's `InstrumentedHandler` for this server: a timer of
+//! Stage 8, **measure**: the server's own metrics, DropWizard's `InstrumentedHandler` for this server: a timer of
 //! every request, requests in progress, a meter per status class (the 503s of overload
 //! included), and a timer per route *template* and method (so that `/quotes/{symbol}` is one
 //! series however many symbols there are).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
-
-use rustc_hash::FxBuildHasher;
 
 use ferrowizard_metrics::{Meter, MetricRegistry, RegistryError, Timer};
 use http::Method;
 
-use super::limits::Overload;
-use super::routes::RouteId;
+use super::admit::Overload;
 
 /// Registers `ferrowizard.requests.active`, the requests being handled now on the application
 /// connectors: those their admission counts (`overloads`), running or waiting for a slot.
@@ -38,8 +32,9 @@ pub fn register_active(
 #[derive(Clone, Debug)]
 pub struct RequestMetrics {
     registry: MetricRegistry,
-    /// Tells registries apart in the per-thread cache of route timers.
-    id: usize,
+    /// The timers of routes the route table does not hold (a merged router's, a known
+    /// template's with a method of its own), by template and method.
+    other_routes: Arc<OtherRoutes>,
     requests: Timer,
     /// 1xx to 5xx.
     classes: [Meter; 5],
@@ -48,7 +43,6 @@ pub struct RequestMetrics {
 impl RequestMetrics {
     /// Registers the server's metrics in `registry`.
     pub fn new(registry: &MetricRegistry) -> Result<RequestMetrics, RegistryError> {
-        static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
         registry.describe(
             "ferrowizard.requests",
             "Requests, from received to response head",
@@ -64,7 +58,7 @@ impl RequestMetrics {
         let class = |c: &str| registry.meter_with("ferrowizard.responses", &[("class", c)]);
         Ok(RequestMetrics {
             registry: registry.clone(),
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            other_routes: Arc::default(),
             requests: registry.timer("ferrowizard.requests")?,
             classes: [
                 class("1xx")?,
@@ -113,45 +107,153 @@ impl RequestMetrics {
         timer.update_at(now, took);
     }
 
-    /// Records a request of `method` the router matched to `route` that ended at `now` after
-    /// `took`. The route's timer is looked up in a per-thread cache: a worker asks the
-    /// registry (a lock, and a string key built) once per route, not per request.
+    /// Records a request of `method` to the route `template` that ended at `now` after
+    /// `took`, for a route the table does not hold. The registry (a lock, and a string key
+    /// built) is asked once per route and method; see [`OtherRoutes`].
     pub(crate) fn record_route(
         &self,
         method: &Method,
-        route: RouteId,
+        template: &str,
         now: Instant,
         took: Duration,
     ) {
-        type Key = (usize, RouteId, Method);
-        thread_local! {
-            static ROUTES: RefCell<HashMap<Key, Timer, FxBuildHasher>> =
-                RefCell::new(HashMap::default());
+        if self.other_routes.record(method, template, now, took) {
+            return;
         }
-        let key = (self.id, route, method.clone());
-        let recorded = ROUTES.with(|cache| {
-            let Ok(mut cache) = cache.try_borrow_mut() else {
-                return false;
-            };
-            if let Some(timer) = cache.get(&key) {
-                timer.update_at(now, took);
-                return true;
-            }
-            let Some(template) = route.template() else {
-                return false;
-            };
-            let Ok(timer) = self.registry.timer_with(
-                "ferrowizard.routes",
-                &[("method", method.as_str()), ("route", template.as_str())],
-            ) else {
-                return false;
-            };
-            timer.update_at(now, took);
-            cache.insert(key, timer);
-            true
-        });
-        if !recorded {
+        let Ok(timer) = self.registry.timer_with(
+            "ferrowizard.routes",
+            &[("method", method.as_str()), ("route", template)],
+        ) else {
             tracing::debug!(target: "ferrowizard::server", "route timer unavailable");
+            return;
+        };
+        timer.update_at(now, took);
+        self.other_routes.keep(method, template, timer);
+    }
+}
+
+/// The timers of routes the route table does not hold, by method and template.
+///
+/// A request finds its timer among the first [`OtherRoutes::SLOTS`] kept without a lock:
+/// every worker reads these on every such request, and a lock's reader count would be a
+/// cache line they all write. An application has a few such routes; past the slots, a
+/// lock keeps the rest.
+#[derive(Debug)]
+struct OtherRoutes {
+    slots: Box<[OnceLock<OtherRoute>]>,
+    overflow: RwLock<Vec<OtherRoute>>,
+}
+
+#[derive(Debug)]
+struct OtherRoute {
+    method: Method,
+    template: Box<str>,
+    timer: Timer,
+}
+
+impl OtherRoute {
+    fn is(&self, method: &Method, template: &str) -> bool {
+        self.method == *method && *self.template == *template
+    }
+}
+
+impl Default for OtherRoutes {
+    fn default() -> Self {
+        OtherRoutes {
+            slots: (0..Self::SLOTS).map(|_| OnceLock::new()).collect(),
+            overflow: RwLock::default(),
+        }
+    }
+}
+
+impl OtherRoutes {
+    const SLOTS: usize = 64;
+
+    /// Records `took` ending at `now` in the timer of `method` and `template`, if kept.
+    fn record(&self, method: &Method, template: &str, now: Instant, took: Duration) -> bool {
+        for slot in &self.slots {
+            match slot.get() {
+                Some(route) if route.is(method, template) => {
+                    route.timer.update_at(now, took);
+                    return true;
+                }
+                Some(_) => {}
+                // Slots fill in order: the first empty one ends the search.
+                None => return false,
+            }
+        }
+        let overflow = self.overflow.read().unwrap_or_else(PoisonError::into_inner);
+        match overflow.iter().find(|r| r.is(method, template)) {
+            Some(route) => {
+                route.timer.update_at(now, took);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps `timer` for `method` and `template` (once: a route kept already stays).
+    fn keep(&self, method: &Method, template: &str, timer: Timer) {
+        let mut route = OtherRoute {
+            method: method.clone(),
+            template: template.into(),
+            timer,
+        };
+        for slot in &self.slots {
+            match slot.set(route) {
+                Ok(()) => return,
+                Err(back) => {
+                    if slot.get().is_some_and(|kept| kept.is(method, template)) {
+                        return;
+                    }
+                    route = back;
+                }
+            }
+        }
+        let mut overflow = self
+            .overflow
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !overflow.iter().any(|r| r.is(method, template)) {
+            overflow.push(route);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Catches: a route past the lock-free slots never found again (a registry lookup per
+    /// request), or a route kept twice.
+    #[test]
+    fn other_routes_are_timed_past_the_lock_free_slots() {
+        let registry = MetricRegistry::new();
+        let metrics = RequestMetrics::new(&registry).unwrap();
+        let (now, took) = (Instant::now(), Duration::from_millis(1));
+        let routes = OtherRoutes::SLOTS + 6;
+        for round in 1..=3 {
+            for i in 0..routes {
+                metrics.record_route(&Method::GET, &format!("/r{i}"), now, took);
+            }
+            metrics.record_route(&Method::POST, "/r0", now, took);
+            let kept = metrics
+                .other_routes
+                .slots
+                .iter()
+                .filter(|s| s.get().is_some());
+            assert_eq!(kept.count(), OtherRoutes::SLOTS);
+            let overflow = metrics.other_routes.overflow.read().unwrap().len();
+            assert_eq!(overflow, routes + 1 - OtherRoutes::SLOTS);
+            for (method, route) in [("GET", "/r0"), ("GET", "/r69"), ("POST", "/r0")] {
+                let timer = registry
+                    .timer_with(
+                        "ferrowizard.routes",
+                        &[("method", method), ("route", route)],
+                    )
+                    .unwrap();
+                assert_eq!(timer.count(), round, "{method} {route}");
+            }
         }
     }
 }

@@ -1,24 +1,50 @@
-//! The server: connectors from `server:`, the protective layers, the request log, the admin
+//! The server: connectors from `server:`, the request pipeline, the request log, the admin
 //! interface, and graceful shutdown.
 //!
 //! An application uses [`Server`] (through [`crate::run`], or directly in a test), gives it
 //! [`Routes`], and reads a request's [`Client`]; the rest of this module is internal.
 //!
-//! A request's path: `connector` accepts and reads it (header timeout, size limit, idle
-//! timeout) → `gate`: `request_log` notes it, `metrics` times it, `limits` admits it
-//! or answers 503/405, `routes` finds its route template → body limit, compression and panic
-//! catching → the application's axum router → back through the gate, which times it under
-//! its route and writes its request-log line.
+//! # A request's stages
+//!
+//! Each stage is a module, called once per request, in this order; each hands the next what
+//! it found as a value, and none calls back into the one that called it.
+//!
+//! ```text
+//!  accept ──▶ connection ──▶ Pipeline: receive ─▶ admit ─▶ route ─▶ handle ─▶ respond ─▶ measure ─▶ log
+//!  accept.rs  connection.rs  pipeline.rs
+//!                              receive.rs  admit.rs  route.rs  handle.rs  respond.rs  metrics.rs  request_log.rs
+//! ```
+//!
+//! | stage | module | what it does | hands on |
+//! |---|---|---|---|
+//! | accept | `accept` | accepts a connection, TLS handshake, counts it | the connection |
+//! | connection | `connection` | hyper reads each request; `ConnectInfo`, a trusted proxy's client, timeouts | the request, its [`Respond`](respond::Respond) part |
+//! | receive | `receive` | arrival time; the headers the later stages need, read once | `Received` (time, request-log entry) |
+//! | admit | `admit` | 405 `allowedMethods`, 413 `maxRequestBodySize`, 503 `maxThreads` + `maxQueuedRequests` | a `Place` (running or queued), or the refusal |
+//! | route | `route` | the known template the path matches (matchit) | a `Route` |
+//! | handle | `handle` | the application's axum router, compression, a panic as 500 | the response (with `Matched` from a merged router's route layer) |
+//! | respond | `respond` | `Vary`, `Server`, the request's end for the connection's timeouts | the response, in place |
+//! | measure | `metrics` | `ferrowizard.requests`, `.responses`, `.routes` timers | |
+//! | log | `request_log` | the request-log line (at once, or when a streamed body ends) | |
+//!
+//! `pipeline` strings receive to log together in one service whose future is the one hyper
+//! polls; `activity` is the connection's clock (bytes moved, heads pending, requests in
+//! flight), kept by the connection's stream and by each request until it is answered.
 
+mod accept;
 mod access_json;
+mod activity;
+mod admit;
 mod compress;
-pub(crate) mod connector;
+pub(crate) mod connection;
 mod forwarded;
-pub(crate) mod gate;
-pub(crate) mod limits;
+mod handle;
 pub(crate) mod metrics;
-pub(crate) mod request_log;
-pub(crate) mod routes;
+mod pipeline;
+mod receive;
+mod request_log;
+mod respond;
+mod route;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -29,15 +55,16 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::config::server::{ConnectorFactory, ServerFactory, TlsProtocol};
-use connector::{ConnectionSettings, Connections, HttpService};
+use accept::Connections;
+use admit::Overload;
+use connection::{ConnectionSettings, HttpService};
 use ferrowizard_metrics::{MetricRegistry, RegistryError};
 pub use forwarded::Client;
-use gate::{Gate, GateSettings};
-use limits::Overload;
 use metrics::RequestMetrics;
+use pipeline::{Pipeline, PipelineSettings};
 use request_log::RequestLog;
-use routes::RouteTable;
-pub use routes::Routes;
+use route::RouteTable;
+pub use route::Routes;
 
 /// A startup failure, printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -155,7 +182,7 @@ fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
             let only12 = v.iter().all(|p| *p == TlsProtocol::TlsV12);
             let cert = c.cert_path.as_deref().unwrap_or_default();
             let key = c.key_path.as_deref().unwrap_or_default();
-            connector::tls_acceptor(cert, key, only13, only12)
+            accept::tls_acceptor(cert, key, only13, only12)
                 .map(Some)
                 .map_err(|message| StartError::Tls {
                     what: format!("{} https connector", plan.role),
@@ -165,15 +192,15 @@ fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
     }
 }
 
-/// The gate, with the route timers and the request log, around a router.
+/// The pipeline, with the route timers and the request log, in front of a router.
 fn stack(
     (router, table): (Router, Arc<RouteTable>),
     overload: &Arc<Overload>,
-    settings: &GateSettings,
+    settings: &PipelineSettings,
     request_log: Option<&Arc<RequestLog>>,
     metrics: Option<&Arc<RequestMetrics>>,
 ) -> HttpService {
-    Gate::new(
+    Pipeline::new(
         router,
         table,
         settings,
@@ -183,9 +210,9 @@ fn stack(
     )
 }
 
-impl GateSettings {
-    fn of(shared: &crate::config::server::SharedSettings<'_>) -> GateSettings {
-        GateSettings {
+impl PipelineSettings {
+    fn of(shared: &crate::config::server::SharedSettings<'_>) -> PipelineSettings {
+        PipelineSettings {
             gzip: shared.gzip.enabled,
             minimum_entity_size: shared.gzip.minimum_entity_size.to_bytes(),
             compressed_mime_types: shared.gzip.compressed_mime_types.clone(),
@@ -212,7 +239,7 @@ pub(crate) fn bench_service(
     Ok(stack(
         (router, Arc::new(table)),
         &Overload::new(shared.max_threads, shared.max_queued_requests),
-        &GateSettings::of(&shared),
+        &PipelineSettings::of(&shared),
         request_log.as_ref(),
         Some(&request_metrics),
     ))
@@ -256,7 +283,7 @@ impl Server {
             shared.max_queued_requests,
             shared.shutdown_grace_period,
         );
-        let gate_settings = GateSettings::of(&shared);
+        let pipeline_settings = PipelineSettings::of(&shared);
         let request_log = RequestLog::start(shared.request_log, app_name)?;
         if let Some(log) = &request_log {
             let log = log.clone();
@@ -306,7 +333,7 @@ impl Server {
             }
             ServerFactory::Simple(f) => {
                 let (app, table) = app.into().under(&shared.application_path);
-                let admin = routes::layered(prefixed(admin_router, &f.admin_context_path));
+                let admin = route::layered(prefixed(admin_router, &f.admin_context_path));
                 let router: Served = (app.merge(admin), Arc::new(table));
                 vec![(
                     Plan {
@@ -325,7 +352,7 @@ impl Server {
             let addr = address(&plan)?;
             let (_, backlog, reuse) = settings(&plan.connector);
             let listener =
-                connector::bind(addr, backlog, reuse).map_err(|source| StartError::Bind {
+                accept::bind(addr, backlog, reuse).map_err(|source| StartError::Bind {
                     addr,
                     what: format!("{} connector", plan.role),
                     source,
@@ -358,7 +385,7 @@ impl Server {
             let service = stack(
                 router,
                 &overload,
-                &gate_settings,
+                &pipeline_settings,
                 request_log.as_ref(),
                 // As in DropWizard, the metrics are the application's: the admin side's own
                 // requests (a scraper's, a load balancer's) are not counted in them.
@@ -370,7 +397,7 @@ impl Server {
             } else {
                 let open = Connections::default();
                 register_connector(metrics, &connector_name, &open, &overload)?;
-                tokio::spawn(connector::accept_loop(
+                tokio::spawn(accept::accept_loop(
                     listener,
                     tls,
                     service,
@@ -510,7 +537,7 @@ fn start_admin_runtime(
                 let mut tasks = Vec::new();
                 for (listener, tls, service, settings) in ready {
                     match TcpListener::from_std(listener) {
-                        Ok(l) => tasks.push(tokio::spawn(connector::accept_loop(l, tls, service, settings, stop_rx.clone(), connections.clone()))),
+                        Ok(l) => tasks.push(tokio::spawn(accept::accept_loop(l, tls, service, settings, stop_rx.clone(), connections.clone()))),
                         Err(e) => tracing::error!(target: "ferrowizard::server", error = %e, "admin connector"),
                     }
                 }

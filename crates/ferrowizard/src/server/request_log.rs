@@ -2,7 +2,7 @@
 //!
 //! Hand-written rather than tower-http's `TraceLayer`: the line must reach the appenders
 //! without going through `tracing`'s per-event machinery and level filters (a request log is
-//! not a level), and it is part of the server's hot path. The gate ([`super::gate`]) takes an
+//! not a level), and it is part of the server's hot path. The pipeline ([`super::pipeline`]) takes an
 //! [`Entry`] when a request arrives and hands it back with the response: a body of known
 //! length (nearly every response) is logged at once with that length; a streamed one is
 //! wrapped and logged when its last byte is sent (or the client goes away), with the bytes
@@ -82,9 +82,9 @@ impl RequestLog {
                 appender: name.clone(),
                 message,
             };
-            let zone =
-                ferrowizard_logging::layout::time::time_zone(f.time_zone()).map_err(invalid)?;
-            let format = match f.layout() {
+            let zone = ferrowizard_logging::layout::time::time_zone(&f.common().time_zone)
+                .map_err(invalid)?;
+            let format = match &f.common().layout {
                 Some(ferrowizard_logging::LayoutFactory::AccessJson(layout)) => Format::Json(
                     Box::new(AccessJson::new(layout, &zone, &mut wanted).map_err(invalid)?),
                 ),
@@ -119,7 +119,7 @@ impl RequestLog {
     }
 
     /// What the line will need from `req`, which arrived at `started` with the `referer` and
-    /// `user_agent` headers given (the gate reads the headers once for all it needs); `None`
+    /// `user_agent` headers given (the receive stage reads the headers once for all it needs); `None`
     /// for an excluded path.
     pub(crate) fn entry<B>(
         &self,
@@ -198,7 +198,7 @@ impl RequestLog {
 /// The request log waits rather than drops unless told otherwise (`discardingThreshold`
 /// left at its default of -1 means 0 here).
 fn lossless_by_default(f: &mut ferrowizard_logging::AppenderFactory) {
-    let threshold = f.discarding_threshold_mut();
+    let threshold = &mut f.common_mut().discarding_threshold;
     if *threshold < 0 {
         *threshold = 0;
     }
@@ -644,7 +644,7 @@ mod tests {
     /// A User-Agent with what a quoted field must not take as it is: `"`, `\` and a tab.
     const USER_AGENT: &str = "Mozilla/5.0 (X11; \"quoted\") back\\slash\ttab";
 
-    /// A request as it reaches the gate: from 203.0.113.7:54321, a referer and a user agent
+    /// A request as it reaches the pipeline: from 203.0.113.7:54321, a referer and a user agent
     /// with quotes in them.
     fn full_request() -> http::Request<()> {
         http::Request::builder()
@@ -682,7 +682,7 @@ mod tests {
         Format::Json(Box::new(layout.unwrap()))
     }
 
-    /// Logs `request` the way the gate does (`entry` with the headers, then `finish` with
+    /// Logs `request` the way the pipeline does (`entry` with the headers, then `finish` with
     /// the response, which calls `write`), in `format`, to an appender that captures what it
     /// writes; the entry's time (the one clock reading `entry` makes) is set to
     /// [`arrived`]. Returns everything the appender wrote.

@@ -308,13 +308,7 @@ impl Appender {
         time: std::time::SystemTime,
         write: impl FnOnce(&mut crate::record::Text),
     ) -> bool {
-        self.log(level, |record| {
-            record.text.clear();
-            record.preformatted = true;
-            record.level = *level;
-            record.time = time;
-            record.set_message(write);
-        })
+        self.log(level, |record| record.set_line(*level, time, write))
     }
 
     /// Queues an event of `level`, captured by `fill` into the record in its queue slot

@@ -206,7 +206,7 @@ impl Worker {
         // Claims made before the close are published soon (their producers are filling
         // them); a few tries, not a wait without end.
         for _ in 0..1000 {
-            while let Some(level) = self.consumer.pop(|r| level_index(&r.level)) {
+            while let Some(level) = self.consumer.pop(|r| level_index(&r.level())) {
                 lost[level] += 1;
             }
             self.consumer.release();
@@ -250,7 +250,7 @@ impl Worker {
                 }
                 layout.format(record, batch);
                 line_ends.push(batch.len());
-                levels[level_index(&record.level)] += 1;
+                levels[level_index(&record.level())] += 1;
             });
             if took.is_none() {
                 break;

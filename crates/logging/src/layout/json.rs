@@ -84,27 +84,27 @@ impl JsonLayout {
                 }
                 JsonField::Level => {
                     self.key(out, &mut first, "level");
-                    escape(record.level.as_str(), out);
+                    escape(record.level().as_str(), out);
                 }
                 JsonField::Thread => {
                     self.key(out, &mut first, "thread");
-                    escape(record.thread, out);
+                    escape(record.thread(), out);
                 }
                 JsonField::Logger => {
                     self.key(out, &mut first, "logger");
-                    escape(record.target, out);
+                    escape(record.target(), out);
                 }
                 JsonField::Message => {
                     self.key(out, &mut first, "message");
                     escape_bytes(record.message_bytes(), out);
                 }
-                JsonField::Exception if !record.exception.is_empty() => {
+                JsonField::Exception if !record.exception().is_empty() => {
                     self.key(out, &mut first, "exception");
-                    escape(&record.exception, out);
+                    escape(record.exception(), out);
                 }
                 JsonField::Exception => {}
                 JsonField::Caller => {
-                    if let Some((file, line)) = record.caller {
+                    if let Some((file, line)) = record.caller() {
                         self.key(out, &mut first, "caller");
                         let _ = write!(out, "{{\"file\":");
                         escape(file, out);
@@ -124,7 +124,7 @@ impl JsonLayout {
                             self.key(out, &mut first, k);
                             value(v, out);
                         }
-                    } else if !record.fields.is_empty() || !record.mdc.is_empty() {
+                    } else if record.has_context() {
                         self.key(out, &mut first, "mdc");
                         out.push(b'{');
                         for (i, (k, v)) in entries.enumerate() {

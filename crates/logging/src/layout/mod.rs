@@ -26,7 +26,7 @@ impl Layout {
     /// Appends `record`, formatted, to `out`.
     pub fn format(&mut self, record: &Record, out: &mut Vec<u8>) {
         match self {
-            Layout::Pattern(p) if !record.preformatted => p.format(record, out),
+            Layout::Pattern(p) if !record.is_preformatted() => p.format(record, out),
             Layout::Json(j) => j.format(record, out),
             Layout::Pattern(_) | Layout::Raw => {
                 out.extend_from_slice(record.message_bytes());

@@ -236,7 +236,7 @@ impl PatternLayout {
     /// Appends one formatted line for `record` to `out`.
     pub fn format(&mut self, record: &Record, out: &mut Vec<u8>) {
         let started = self.started;
-        let print_exception = !self.has_exception() && !record.exception.is_empty();
+        let print_exception = !self.has_exception() && !record.exception().is_empty();
         for token in &mut self.tokens {
             match token {
                 Token::Literal(text) => out.extend_from_slice(text.as_bytes()),
@@ -248,7 +248,7 @@ impl PatternLayout {
             }
         }
         if print_exception {
-            out.extend_from_slice(record.exception.as_bytes());
+            out.extend_from_slice(record.exception().as_bytes());
             out.push(b'\n');
         }
     }
@@ -261,16 +261,16 @@ fn write_conversion(
     out: &mut Vec<u8>,
 ) {
     match conversion {
-        Conversion::Level => out.extend_from_slice(record.level.as_str().as_bytes()),
+        Conversion::Level => out.extend_from_slice(record.level().as_str().as_bytes()),
         Conversion::Date(format) => {
             let (second, nanos) = record.unix_time();
             format.write_parts(second, nanos, out)
         }
-        Conversion::Logger(None) => out.extend_from_slice(record.target.as_bytes()),
-        Conversion::Logger(Some(n)) => abbreviate(record.target, *n, out),
+        Conversion::Logger(None) => out.extend_from_slice(record.target().as_bytes()),
+        Conversion::Logger(Some(n)) => abbreviate(record.target(), *n, out),
         Conversion::Message => write_message(record, out),
         Conversion::Newline => out.push(b'\n'),
-        Conversion::Thread => out.extend_from_slice(record.thread.as_bytes()),
+        Conversion::Thread => out.extend_from_slice(record.thread().as_bytes()),
         Conversion::Mdc(Some(key)) => {
             if let Some(v) = record.mdc_value(key) {
                 out.extend_from_slice(v.as_bytes());
@@ -287,8 +287,8 @@ fn write_conversion(
             }
         }
         Conversion::Exception => {
-            if !record.exception.is_empty() {
-                out.extend_from_slice(record.exception.as_bytes());
+            if !record.exception().is_empty() {
+                out.extend_from_slice(record.exception().as_bytes());
                 out.push(b'\n');
             }
         }
@@ -296,8 +296,8 @@ fn write_conversion(
             let _ =
                 std::io::Write::write_fmt(out, format_args!("{}", started.elapsed().as_millis()));
         }
-        Conversion::File => out.extend_from_slice(record.caller.map_or("?", |c| c.0).as_bytes()),
-        Conversion::Line => match record.caller {
+        Conversion::File => out.extend_from_slice(record.caller().map_or("?", |c| c.0).as_bytes()),
+        Conversion::Line => match record.caller() {
             Some((_, line)) => {
                 let _ = std::io::Write::write_fmt(out, format_args!("{line}"));
             }
@@ -369,14 +369,13 @@ mod tests {
     use tracing::Level;
 
     fn record() -> Record {
-        let mut r = Record {
-            level: Level::INFO,
-            target: "realtime::quotes::feed",
-            time: std::time::UNIX_EPOCH
-                + std::time::Duration::from_nanos(1_392_044_642_619_000_000),
-            thread: "tokio-runtime-worker",
-            ..Record::default()
-        };
+        let mut r = Record::default();
+        r.set_level(Level::INFO);
+        r.set_target("realtime::quotes::feed");
+        r.set_time(
+            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(1_392_044_642_619_000_000),
+        );
+        r.set_thread("tokio-runtime-worker");
         r.set_message(|m| m.push_str("quote updated"));
         r.push_str_field("symbol", "ACME");
         r.push_mdc("requestId", "abc123");
@@ -433,7 +432,7 @@ mod tests {
     #[test]
     fn exceptions_are_printed_once() {
         let mut r = record();
-        r.exception.push_str("boom\nCaused by: disk full");
+        r.push_exception("boom\nCaused by: disk full");
         assert_eq!(
             render("%m%n", &r),
             "quote updated symbol=ACME\nboom\nCaused by: disk full\n"

@@ -296,7 +296,7 @@ impl SyslogHeader {
 
     /// Appends `<PRI>1 TIMESTAMP HOST APP PROCID - - ` for a record.
     pub fn write(&self, record: &crate::record::Record, out: &mut Vec<u8>) {
-        let severity = match record.level {
+        let severity = match record.level() {
             tracing::Level::ERROR => 3,
             tracing::Level::WARN => 4,
             tracing::Level::INFO => 6,

@@ -1,13 +1,139 @@
-//! Admission: `maxThreads` requests run at once, `maxQueuedRequests` more wait, the rest are
-//! refused at once (the gate answers them 503).
+//! Stage 3, **admit**: a request is checked against `allowedMethods` (405) and
+//! `maxRequestBodySize` (413), then admitted under `maxThreads` and `maxQueuedRequests`, or
+//! answered 503 at once when both are full ([`Overload`]).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
 use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::task::{Context, Poll};
 
 use axum::body::Body;
-use http::{Response, StatusCode};
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body as _;
 use tokio::sync::Notify;
+
+/// A connector's admission rules.
+#[derive(Clone, Debug)]
+pub(crate) struct Admission {
+    overload: Arc<Overload>,
+    /// `allowedMethods`.
+    allowed: Box<[Method]>,
+    /// `maxRequestBodySize`, bytes.
+    max_body: u64,
+}
+
+/// Where an admitted request is: running, or waiting for a running slot. Given back with
+/// [`Admission::leave`] once the request is answered or dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub(crate) enum Place {
+    /// It holds a running slot.
+    Running,
+    /// It waits for one ([`Admission::slot`]).
+    Queued,
+}
+
+impl Admission {
+    /// The rules of a connector whose admission counts are `overload`.
+    pub(crate) fn new(overload: Arc<Overload>, allowed: &[String], max_body: u64) -> Admission {
+        Admission {
+            overload,
+            allowed: methods(allowed),
+            max_body,
+        }
+    }
+
+    /// Admits `req`, or answers it: 405 for a method `allowedMethods` leaves out, 413 for a
+    /// declared length over `maxRequestBodySize`, 503 when the server is full. A body of
+    /// unknown length (chunked) is limited as it is read instead.
+    #[inline]
+    pub(crate) fn admit(&self, req: &mut Request<Body>) -> Result<Place, Refusal> {
+        if !self.allowed.contains(req.method()) {
+            return Err(Refusal::Method);
+        }
+        match req.body().size_hint().upper() {
+            Some(n) if n > self.max_body => return Err(Refusal::TooLarge),
+            // Longer than axum's own limit, and allowed: the handler may read it all.
+            Some(n) if n > AXUM_BODY_LIMIT => lift_axums_body_limit(req.extensions_mut()),
+            Some(_) => {}
+            None => {
+                let limit = usize::try_from(self.max_body).unwrap_or(usize::MAX);
+                let body = std::mem::take(req.body_mut());
+                *req.body_mut() = Body::new(http_body_util::Limited::new(body, limit));
+                if self.max_body > AXUM_BODY_LIMIT {
+                    lift_axums_body_limit(req.extensions_mut());
+                }
+            }
+        }
+        match self.overload.admit() {
+            Some(true) => Ok(Place::Running),
+            Some(false) => Ok(Place::Queued),
+            None => {
+                self.overload.rejected.fetch_add(1, Relaxed);
+                tracing::debug!(target: "ferrowizard::server::overload", uri = %req.uri(), "server full: 503");
+                Err(Refusal::Full)
+            }
+        }
+    }
+
+    /// An admitted request is done (answered, or dropped).
+    #[inline]
+    pub(crate) fn leave(&self, place: Place) {
+        self.overload.leave(place == Place::Running);
+    }
+
+    /// For a [`Place::Queued`] request: waits for a running slot, which the request then
+    /// holds until the returned [`Slot`] is dropped.
+    pub(crate) fn slot(&self) -> impl Future<Output = Slot> + Send + 'static {
+        let overload = self.overload.clone();
+        async move {
+            overload.wait_to_run().await;
+            Slot(overload)
+        }
+    }
+}
+
+/// Why a request was not admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Its method is not in `allowedMethods`: 405.
+    Method,
+    /// Its declared length is over `maxRequestBodySize`: 413.
+    TooLarge,
+    /// `maxThreads` run and `maxQueuedRequests` wait already: 503.
+    Full,
+}
+
+impl Refusal {
+    /// The answer to the request.
+    pub(crate) fn response(self) -> Response<Body> {
+        match self {
+            Refusal::Method => plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed\n"),
+            Refusal::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large\n"),
+            Refusal::Full => plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: the server is at capacity\n",
+            ),
+        }
+    }
+}
+
+fn methods(names: &[String]) -> Box<[Method]> {
+    names
+        .iter()
+        .filter_map(|m| Method::from_bytes(m.as_bytes()).ok())
+        .collect()
+}
+
+/// A running slot taken after a wait in the queue, freed when dropped.
+pub(crate) struct Slot(Arc<Overload>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.release_run();
+    }
+}
 
 /// `maxThreads` requests run at once; up to `maxQueuedRequests` more wait for a slot; any
 /// beyond that get 503 at once (and are counted), rather than queuing until they time out:
@@ -162,8 +288,46 @@ impl Drop for Waiting<'_> {
     }
 }
 
+/// axum's extractors that buffer a body (`Bytes`, `String`, `Json`...) stop at 2 MiB unless a
+/// request carries `DefaultBodyLimit`'s mark; admission enforces `maxRequestBodySize` itself.
+pub(crate) const AXUM_BODY_LIMIT: u64 = 2 * 1024 * 1024;
+
+/// Marks `extensions` so that axum's extractors leave the body's length to admission (see
+/// [`AXUM_BODY_LIMIT`]): for a request whose body may be longer than that.
+///
+/// axum's mark is a private type that only its `DefaultBodyLimit` layer inserts; a layer on
+/// the router would wrap every route (a boxed service per request), so the layer runs once,
+/// on a request of nothing, and each marked request gets a copy of what it inserted.
+pub(crate) fn lift_axums_body_limit(extensions: &mut http::Extensions) {
+    static MARK: std::sync::LazyLock<http::Extensions> = std::sync::LazyLock::new(axums_mark);
+    extensions.extend(MARK.clone());
+}
+
+fn axums_mark() -> http::Extensions {
+    use tower::{Layer, Service};
+    let request = http::Request::new(());
+    let mut marked = axum::extract::DefaultBodyLimit::disable().layer(tower::service_fn(
+        |request: http::Request<()>| {
+            std::future::ready(Ok::<_, std::convert::Infallible>(
+                request.into_parts().0.extensions,
+            ))
+        },
+    ));
+    let call = marked.call(request);
+    let mut call = std::pin::pin!(call);
+    // The inner service answers at once: one poll completes the call.
+    match call
+        .as_mut()
+        .poll(&mut Context::from_waker(std::task::Waker::noop()))
+    {
+        Poll::Ready(Ok(extensions)) => extensions,
+        Poll::Ready(Err(never)) => match never {},
+        Poll::Pending => unreachable!("a ready service's future is ready"),
+    }
+}
+
 /// A short text response.
-pub fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut r = Response::new(Body::from(text));
     *r.status_mut() = status;
     r.headers_mut().insert(

@@ -1,0 +1,215 @@
+//! Stage 1, **accept**: a connector's listening socket, the connections it accepts (through
+//! the TLS handshake on an https connector), and their count. Each accepted connection is
+//! handed to [`super::connection`], which serves it on a task of its own.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use super::connection::{Connection, ConnectionSettings, HttpService};
+
+/// Binds `addr` with the connector's socket options.
+pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    socket.set_reuse_address(reuse_address)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog.min(i32::MAX as u32) as i32)?;
+    TcpListener::from_std(socket.into())
+}
+
+/// Counts a connector's live connections: shutdown waits for them, a gauge shows them.
+#[derive(Clone, Debug, Default)]
+pub struct Connections(Arc<AtomicUsize>);
+
+impl Connections {
+    /// Connections still open.
+    pub fn open(&self) -> usize {
+        self.0.load(Relaxed)
+    }
+
+    /// Counts one more connection until the returned guard drops.
+    fn opened(&self) -> OpenConnection {
+        self.0.fetch_add(1, Relaxed);
+        OpenConnection(self.clone())
+    }
+}
+
+/// One live connection (counted from accept to close, TLS handshake included).
+struct OpenConnection(Connections);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        (self.0).0.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Accepts connections until `shutdown` turns true, each served by a [`Connection`] on a task of
+/// its own.
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    service: HttpService,
+    settings: ConnectionSettings,
+    mut shutdown: watch::Receiver<bool>,
+    connections: Connections,
+) {
+    let local = listener.local_addr().ok();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // Out of file descriptors and the like: say so, breathe, carry on.
+                tracing::warn!(target: "ferrowizard::server::connector", error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        tracing::debug!(target: "ferrowizard::server::connection", %peer, local = ?local, "connection accepted");
+        let _ = stream.set_nodelay(true);
+        let task = Connection::new(
+            tls.is_some(),
+            service.clone(),
+            settings.clone(),
+            shutdown.clone(),
+            peer,
+        );
+        let open = connections.opened();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            // Counted from accept to close, the TLS handshake included.
+            let _open = open;
+            match tls {
+                None => task.serve(stream).await,
+                Some(acceptor) => {
+                    let handshake =
+                        tokio::time::timeout(task.header_read_timeout(), acceptor.accept(stream))
+                            .await;
+                    match handshake {
+                        Ok(Ok(tls)) => task.serve(tls).await,
+                        Ok(Err(e)) => {
+                            tracing::debug!(target: "ferrowizard::server::connection", %peer, error = %e, "TLS handshake failed")
+                        }
+                        Err(_) => {
+                            tracing::debug!(target: "ferrowizard::server::connection", %peer, "TLS handshake timed out")
+                        }
+                    }
+                }
+            }
+        });
+    }
+    tracing::debug!(target: "ferrowizard::server::connector", local = ?local, "stopped accepting");
+}
+
+/// Reads a PEM certificate chain and key into a TLS acceptor (ALPN h2 and http/1.1).
+pub fn tls_acceptor(
+    cert_path: &str,
+    key_path: &str,
+    tls13_only: bool,
+    tls12_only: bool,
+) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
+        .and_then(|it| it.collect::<Result<_, _>>())
+        .map_err(|e| format!("cannot read certificate {cert_path}: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!("no certificate in {cert_path}"));
+    }
+    let key = PrivateKeyDer::from_pem_file(key_path)
+        .map_err(|e| format!("cannot read private key {key_path}: {e}"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let versions: &[&rustls::SupportedProtocolVersion] = if tls13_only {
+        &[&rustls::version::TLS13]
+    } else if tls12_only {
+        &[&rustls::version::TLS12]
+    } else {
+        &[&rustls::version::TLS12, &rustls::version::TLS13]
+    };
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .map_err(|e| format!("TLS versions: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| {
+            format!("certificate {cert_path} and key {key_path} do not fit together: {e}")
+        })?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// The listening socket on real sockets: what `acceptQueueSize` and `reuseAddress` set.
+#[cfg(test)]
+mod bind_tests {
+    use std::io::Read;
+    use std::net::TcpStream;
+
+    use super::*;
+
+    /// Connections to `addr` that complete their handshake within a short wait, of `tries`
+    /// started while nothing accepts them.
+    fn handshakes(addr: SocketAddr, tries: usize) -> usize {
+        let mut open = Vec::new();
+        for _ in 0..tries {
+            if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
+                open.push(s);
+            }
+        }
+        open.len()
+    }
+
+    /// `acceptQueueSize` is the listen backlog: with nothing accepting, the kernel completes the
+    /// handshake of backlog + 1 connections and leaves the rest waiting.
+    ///
+    /// Catches: the backlog not passed to `listen` (the default 1024 would take all 12).
+    #[tokio::test]
+    async fn accept_queue_size_is_the_listen_backlog() {
+        for backlog in [2u32, 5] {
+            let listener = bind("127.0.0.1:0".parse().unwrap(), backlog, true).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let done = tokio::task::spawn_blocking(move || handshakes(addr, 12))
+                .await
+                .unwrap();
+            assert_eq!(done, backlog as usize + 1, "backlog {backlog}");
+            drop(listener);
+        }
+    }
+
+    /// `reuseAddress`: a port whose connection the server closed first is in TIME_WAIT; binding
+    /// it again needs `SO_REUSEADDR`.
+    ///
+    /// Catches: the option not set (the restart fails), or set regardless (the refusal passes).
+    #[tokio::test]
+    async fn reuse_address_lets_a_restart_bind_a_port_in_time_wait() {
+        for reuse in [true, false] {
+            let listener = bind("127.0.0.1:0".parse().unwrap(), 16, reuse).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                let mut buf = [0; 1];
+                // Waits for the server's close, then closes too.
+                let _ = s.read(&mut buf);
+            });
+            let (stream, _) = listener.accept().await.unwrap();
+            // The server closes first: its side of the connection goes to TIME_WAIT.
+            drop(stream);
+            client.join().unwrap();
+            drop(listener);
+            let again = bind(addr, 16, reuse);
+            assert_eq!(again.is_ok(), reuse, "reuseAddress {reuse}: {again:?}");
+        }
+    }
+}
