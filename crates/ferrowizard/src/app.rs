@@ -49,9 +49,8 @@ impl Environment {
         self
     }
 
-    /// Adds every route of `router` (merged with any added before). Each is timed under its
-    /// template through a layer axum wraps the route in, a boxed service cloned on every
-    /// request (see [`Routes`]): [`route`](Self::route) is cheaper.
+    /// Adds every route of `router` (merged with any added before), each timed under its
+    /// template as [`route`](Self::route)'s are (see [`Routes::merge`]).
     pub fn routes(&mut self, router: Router) -> &mut Self {
         self.routes = std::mem::take(&mut self.routes).merge(router);
         self
