@@ -1,14 +1,19 @@
-//! What an application supplies: its configuration type, its routes and its health checks.
+//! What an application supplies: its configuration type, its routes, layers, managed
+//! resources, health checks and tasks.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::MethodRouter;
+use axum::extract::Request;
+use axum::response::IntoResponse;
+use axum::routing::{MethodRouter, Route};
+use tower::{Layer, Service};
 
 use crate::admin::tasks::Task;
 use crate::config::Configuration;
+use crate::lifecycle::{Lifecycle, Managed};
 use crate::server::Routes;
 use ferrowizard_metrics::MetricRegistry;
 
@@ -38,6 +43,7 @@ pub struct Environment {
     pub(crate) health_checks: Vec<(String, Arc<dyn HealthCheck>)>,
     pub(crate) tasks: Vec<(String, Arc<dyn Task>)>,
     pub(crate) metrics: MetricRegistry,
+    pub(crate) lifecycle: Lifecycle,
 }
 
 impl Environment {
@@ -49,10 +55,60 @@ impl Environment {
         self
     }
 
-    /// Adds every route of `router` (merged with any added before), each timed under its
+    /// Adds every route of `router`, an axum router with its state set
+    /// ([`Router::with_state`]), merged with any added before; each is timed under its
     /// template as [`route`](Self::route)'s are (see [`Routes::merge`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ferrowizard::axum::{Router, extract::State, routing::get};
+    ///
+    /// async fn hello(State(greeting): State<Arc<str>>) -> String {
+    ///     greeting.to_string()
+    /// }
+    ///
+    /// let mut environment = ferrowizard::Environment::default();
+    /// let greeting: Arc<str> = "hello".into();
+    /// environment.routes(Router::new().route("/hello", get(hello)).with_state(greeting));
+    /// ```
     pub fn routes(&mut self, router: Router) -> &mut Self {
         self.routes = std::mem::take(&mut self.routes).merge(router);
+        self
+    }
+
+    /// Applies a tower layer (tower-http's CORS, timeouts, authentication...) to every
+    /// application route, whenever the routes were added, as axum's [`Router::layer`] does,
+    /// and to the application's 404s. Layers added later wrap those added before. The server's
+    /// own stages still see every request (the request log, the route timers, admission),
+    /// including those a layer answers itself.
+    ///
+    /// ```
+    /// use ferrowizard::axum::http::{HeaderValue, header};
+    /// use tower_http::set_header::SetResponseHeaderLayer;
+    ///
+    /// let mut environment = ferrowizard::Environment::default();
+    /// environment.layer(SetResponseHeaderLayer::overriding(
+    ///     header::CACHE_CONTROL,
+    ///     HeaderValue::from_static("no-store"),
+    /// ));
+    /// ```
+    pub fn layer<L>(&mut self, layer: L) -> &mut Self
+    where
+        L: Layer<Route> + Clone + Send + Sync + 'static,
+        L::Service: Service<Request> + Clone + Send + Sync + 'static,
+        <L::Service as Service<Request>>::Response: IntoResponse + 'static,
+        <L::Service as Service<Request>>::Error: Into<std::convert::Infallible> + 'static,
+        <L::Service as Service<Request>>::Future: Send + 'static,
+    {
+        self.routes = std::mem::take(&mut self.routes).layer(layer);
+        self
+    }
+
+    /// Registers a resource with a lifecycle: started, in registration order, before the
+    /// server opens its ports; stopped, in reverse, after the last request was answered (see
+    /// [`Managed`]).
+    pub fn manage(&mut self, resource: impl Managed) -> &mut Self {
+        self.lifecycle.add(resource);
         self
     }
 
@@ -100,7 +156,38 @@ pub trait Application: Send + Sync + 'static {
     /// The name shown in `--help`, at startup and in syslog.
     fn name(&self) -> &str;
 
-    /// Registers routes and health checks. Runs inside the server's runtime, so it may spawn
-    /// background tasks.
-    fn run(&self, config: &Self::Config, environment: &mut Environment) -> Result<(), RunError>;
+    /// Registers routes, layers, managed resources, health checks and tasks; may `await` its
+    /// own setup first (a pool, a cache warm-up). Runs inside the server's runtime, so it may
+    /// spawn background tasks; an error stops the service from starting (exit 1, one line).
+    ///
+    /// Written as an `async fn` in the implementation:
+    ///
+    /// ```
+    /// use ferrowizard::{Application, Environment, RunError};
+    ///
+    /// ferrowizard::configuration! {
+    ///     /// The service's configuration: ferrowizard's sections only.
+    ///     pub struct HelloConfig {}
+    /// }
+    ///
+    /// struct Hello;
+    ///
+    /// impl Application for Hello {
+    ///     type Config = HelloConfig;
+    ///
+    ///     fn name(&self) -> &str {
+    ///         "hello"
+    ///     }
+    ///
+    ///     async fn run(&self, _: &HelloConfig, environment: &mut Environment) -> Result<(), RunError> {
+    ///         environment.route("/hello", ferrowizard::axum::routing::get(|| async { "hello" }));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    fn run(
+        &self,
+        config: &Self::Config,
+        environment: &mut Environment,
+    ) -> impl Future<Output = Result<(), RunError>> + Send;
 }

@@ -142,7 +142,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
     };
     let code = runtime.block_on(async {
         let mut environment = Environment::default();
-        if let Err(e) = app.run(&config, &mut environment) {
+        if let Err(e) = app.run(&config, &mut environment).await {
             eprintln!("{}: cannot start: {e}", app.name());
             return ExitCode::FAILURE;
         }
@@ -151,6 +151,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             health_checks,
             tasks,
             metrics,
+            lifecycle,
         } = environment;
         if let Err(e) = register_metrics(&metrics, logging.as_ref()) {
             eprintln!("{}: {e}", app.name());
@@ -173,6 +174,14 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
                 return ExitCode::FAILURE;
             }
         };
+        // Managed resources start before the ports open, in registration order.
+        let managed = match lifecycle.start().await {
+            Ok(started) => started,
+            Err(e) => {
+                eprintln!("{}: cannot start: {e}", app.name());
+                return ExitCode::FAILURE;
+            }
+        };
         let server = match Server::start(
             config.server(),
             routes,
@@ -185,6 +194,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             Ok(s) => s,
             Err(e) => {
                 eprintln!("{}: {e}", app.name());
+                managed.stop().await;
                 return ExitCode::FAILURE;
             }
         };
@@ -202,6 +212,7 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             Err(e) => {
                 eprintln!("{}: {e}", app.name());
                 server.shutdown().await;
+                managed.stop().await;
                 return ExitCode::FAILURE;
             }
         };
@@ -209,6 +220,8 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
         let signal = signals.recv().await;
         tracing::info!(target: "ferrowizard::server", signal, "shutting down");
         let left = server.shutdown().await;
+        // Managed resources stop after the last request, in reverse.
+        managed.stop().await;
         // After the last request, so that `reportOnStop`'s report counts it.
         let _ = tokio::task::spawn_blocking(move || reporters.stop()).await;
         println!(

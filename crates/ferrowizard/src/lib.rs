@@ -11,13 +11,18 @@ pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod config;
+mod lifecycle;
 mod reporters;
 pub mod server;
 
 pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};
 pub use app::{Application, Environment, HealthCheck, RunError};
+/// The axum ferrowizard is built on: routers, extractors and responses of this version fit
+/// [`Environment::routes`] and [`Environment::layer`].
+pub use axum;
 pub use cli::run;
 pub use ferrowizard_metrics as metrics;
+pub use lifecycle::Managed;
 
 #[doc(hidden)]
 pub mod __private {

@@ -18,7 +18,7 @@ impl Application for Hello {
     fn name(&self) -> &str {
         "hello"
     }
-    fn run(
+    async fn run(
         &self,
         _: &FrameworkConfiguration,
         env: &mut Environment,

@@ -38,7 +38,7 @@ impl Application for Realtime {
         "realtime"
     }
 
-    fn run(
+    async fn run(
         &self,
         config: &RealtimeConfig,
         environment: &mut Environment,
@@ -58,10 +58,8 @@ impl Application for Realtime {
         tokio::spawn(feed.clone().run());
         let check = feed.clone();
         let task = feed.clone();
-        for (path, handlers) in realtime::routes(&feed) {
-            environment.route(path, handlers);
-        }
         environment
+            .routes(realtime::router(&feed))
             .health_check("quotes", move || {
                 let feed = check.clone();
                 async move { feed.healthy() }

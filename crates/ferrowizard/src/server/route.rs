@@ -24,12 +24,24 @@ use ferrowizard_metrics::Timer;
 use http::Method;
 
 /// An application's routes, as [`Server::start`](super::Server::start) serves them: an axum
-/// [`Router`] and the templates ferrowizard was told (see the module docs).
-#[derive(Debug, Default)]
+/// [`Router`], the templates ferrowizard knows (see the module docs), and the layers to apply
+/// to them all.
+#[derive(Default)]
 pub struct Routes {
     router: Router,
-    /// The templates added by [`route`](Self::route), each once.
+    /// The templates of the routes added, each once.
     templates: Vec<Arc<str>>,
+    /// Layers for every route, applied in order once all routes are in.
+    layers: Vec<Box<dyn FnOnce(Router) -> Router + Send>>,
+}
+
+impl std::fmt::Debug for Routes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routes")
+            .field("templates", &self.templates)
+            .field("layers", &self.layers.len())
+            .finish()
+    }
 }
 
 impl Routes {
@@ -68,15 +80,37 @@ impl Routes {
         self
     }
 
-    /// The router to serve under the context path `prefix` (`""` or `/`: none), and the table
-    /// of its known templates as requests will name them.
+    /// Applies `layer` to every route (whenever added) and to the 404s, as axum's
+    /// [`Router::layer`] does, once all routes are in; a later layer wraps an earlier one.
+    #[must_use]
+    pub fn layer<L>(mut self, layer: L) -> Routes
+    where
+        L: tower::Layer<axum::routing::Route> + Clone + Send + Sync + 'static,
+        L::Service: tower::Service<axum::extract::Request> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<axum::extract::Request>>::Response:
+            axum::response::IntoResponse + 'static,
+        <L::Service as tower::Service<axum::extract::Request>>::Error:
+            Into<std::convert::Infallible> + 'static,
+        <L::Service as tower::Service<axum::extract::Request>>::Future: Send + 'static,
+    {
+        self.layers
+            .push(Box::new(move |router: Router| router.layer(layer)));
+        self
+    }
+
+    /// The router to serve under the context path `prefix` (`""` or `/`: none), its layers
+    /// applied, and the table of its known templates as requests will name them.
     pub(crate) fn under(self, prefix: &str) -> (Router, RouteTable) {
         let prefix = prefix.trim_end_matches('/');
         let table = RouteTable::new(self.templates.iter().map(|t| nested(prefix, t)));
+        let router = self
+            .layers
+            .into_iter()
+            .fold(self.router, |router, layer| layer(router));
         let router = if prefix.is_empty() {
-            self.router
+            router
         } else {
-            Router::new().nest(prefix, self.router)
+            Router::new().nest(prefix, router)
         };
         (router, table)
     }
