@@ -12,6 +12,7 @@ use axum::routing::{MethodRouter, Route};
 use tower::{Layer, Service};
 
 use crate::admin::tasks::Task;
+use crate::command::Command;
 use crate::config::Configuration;
 use crate::lifecycle::{Lifecycle, Managed};
 use crate::server::Routes;
@@ -190,4 +191,10 @@ pub trait Application: Send + Sync + 'static {
         config: &Self::Config,
         environment: &mut Environment,
     ) -> impl Future<Output = Result<(), RunError>> + Send;
+
+    /// The application's own subcommands, beside `server` and `check` (listed by `--help`):
+    /// none unless told otherwise. See [`Command`].
+    fn commands(&self) -> Vec<Command<Self::Config>> {
+        Vec::new()
+    }
 }

@@ -1,4 +1,5 @@
-//! The command line every application gets: `check CONFIG [--set k=v]... [--dump]`.
+//! The command line every application gets: `server CONFIG`, `check CONFIG [--set k=v]... [--dump]`,
+//! and the application's own commands ([`crate::Command`]).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -9,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 use crate::admin::Admin;
 use crate::app::{Application, Environment};
+use crate::command::{Command as AppCommand, Failure};
 use crate::config::{self, Configuration};
 use crate::server::Server;
 use ferrowizard_logging::config::LoggingType;
@@ -55,11 +57,30 @@ pub fn run_from<A: Application>(
     app: A,
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
 ) -> ExitCode {
-    let cli = match Cli::command_for(app.name()).try_get_matches_from(args) {
-        Ok(matches) => match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
-            Ok(cli) => cli,
-            Err(e) => return usage_error(e),
-        },
+    let commands = app.commands();
+    let mut cli = Cli::command_for(app.name());
+    for command in &commands {
+        if cli.find_subcommand(command.name()).is_some() {
+            eprintln!(
+                "{}: the command {:?} is ferrowizard's own: give the application's another name",
+                app.name(),
+                command.name()
+            );
+            return ExitCode::FAILURE;
+        }
+        cli = cli.subcommand(command.cli().clone());
+    }
+    let matches = match cli.try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(e) => return usage_error(e),
+    };
+    if let Some((name, args)) = matches.subcommand()
+        && let Some(command) = commands.iter().find(|c| c.name() == name)
+    {
+        return run_command::<A>(app.name(), command, args.clone());
+    }
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
     match cli.command {
@@ -234,6 +255,38 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
     // Dropping the guard writes every queued log line and reports losses on stderr.
     drop(guard);
     code
+}
+
+/// Runs an application's own command in a runtime of its own.
+fn run_command<A: Application>(
+    name: &str,
+    command: &AppCommand<A::Config>,
+    args: clap::ArgMatches,
+) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{name}: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let load = |path: &std::path::Path, overrides: &[String]| {
+        config::load::<A::Config>(path, overrides).map_err(|report| report.to_string())
+    };
+    match runtime.block_on(command.run(args, load)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Config(report)) => {
+            eprintln!("{report}");
+            ExitCode::FAILURE
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("{name}: {}: {e}", command.name());
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// What ferrowizard publishes besides the server's own metrics: the process, the logging

@@ -10,6 +10,7 @@ pub mod app;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod cli;
+mod command;
 pub mod config;
 mod lifecycle;
 mod reporters;
@@ -21,6 +22,7 @@ pub use app::{Application, Environment, HealthCheck, RunError};
 /// [`Environment::routes`] and [`Environment::layer`].
 pub use axum;
 pub use cli::run;
+pub use command::Command;
 pub use ferrowizard_metrics as metrics;
 pub use lifecycle::Managed;
 

@@ -49,6 +49,25 @@ pub trait Managed: Send + Sync + 'static {
     }
 }
 
+/// A resource shared with the routes (`Arc<Pool>` in their state) is managed as the resource.
+impl<M: Managed> Managed for std::sync::Arc<M> {
+    fn start(&self) -> impl Future<Output = Result<(), RunError>> + Send {
+        (**self).start()
+    }
+
+    fn stop(&self) -> impl Future<Output = Result<(), RunError>> + Send {
+        (**self).stop()
+    }
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn timeout(&self) -> Duration {
+        (**self).timeout()
+    }
+}
+
 type Boxed<'a> = Pin<Box<dyn Future<Output = Result<(), RunError>> + Send + 'a>>;
 
 /// [`Managed`] as a trait object.

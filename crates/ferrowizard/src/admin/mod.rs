@@ -4,7 +4,7 @@
 //! `/threads` ([`threads`]), `GET /tasks` and `POST /tasks/{name}` ([`tasks`], with the
 //! built-in `log-level`). Safe by default where DropWizard is not: the admin connector binds
 //! 127.0.0.1 unless `bindHost` says otherwise, `admin.auth` can require credentials on every
-//! admin path ([`auth`]), and each endpoint can be switched off (`admin.endpoints`).
+//! admin path (`auth`), and each endpoint can be switched off (`admin.endpoints`).
 
 mod auth;
 pub mod health;

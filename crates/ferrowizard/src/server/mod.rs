@@ -18,7 +18,7 @@
 //! | stage | module | what it does | hands on |
 //! |---|---|---|---|
 //! | accept | `accept` | accepts a connection, TLS handshake, counts it | the connection |
-//! | connection | `connection` | hyper reads each request; `ConnectInfo`, a trusted proxy's client, timeouts | the request, its [`Respond`](respond::Respond) part |
+//! | connection | `connection` | hyper reads each request; `ConnectInfo`, a trusted proxy's client, timeouts | the request, its `Respond` part |
 //! | receive | `receive` | arrival time; the headers the later stages need, read once | `Received` (time, request-log entry) |
 //! | admit | `admit` | 405 `allowedMethods`, 413 `maxRequestBodySize`, 503 `maxThreads` + `maxQueuedRequests` | a `Place` (running or queued), or the refusal |
 //! | route | `route` | the known template the path matches (matchit) | a `Route` |
