@@ -8,11 +8,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::admin::Admin;
-use crate::app::{Application, Environment};
+use crate::app::Application;
 use crate::command::{Command as AppCommand, Failure};
 use crate::config::{self, Configuration};
-use crate::server::Server;
+use crate::running::Running;
 use ferrowizard_logging::config::LoggingType;
 
 #[derive(Debug, Parser)]
@@ -162,30 +161,6 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
         }
     };
     let code = runtime.block_on(async {
-        let mut environment = Environment::default();
-        if let Err(e) = app.run(&config, &mut environment).await {
-            eprintln!("{}: cannot start: {e}", app.name());
-            return ExitCode::FAILURE;
-        }
-        let Environment {
-            routes,
-            health_checks,
-            tasks,
-            metrics,
-            lifecycle,
-        } = environment;
-        if let Err(e) = register_metrics(&metrics, logging.as_ref()) {
-            eprintln!("{}: {e}", app.name());
-            return ExitCode::FAILURE;
-        }
-        let admin = Admin {
-            config: config.admin().clone(),
-            health_checks,
-            tasks,
-            metrics: metrics.clone(),
-            logging: logging.clone(),
-            runtime: tokio::runtime::Handle::current(),
-        };
         // The handlers are in place before the addresses are printed: a SIGTERM sent as soon
         // as the service says it listens stops it in order, never by the default action.
         let mut signals = match Signals::install() {
@@ -195,31 +170,14 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
                 return ExitCode::FAILURE;
             }
         };
-        // Managed resources start before the ports open, in registration order.
-        let managed = match lifecycle.start().await {
-            Ok(started) => started,
-            Err(e) => {
-                eprintln!("{}: cannot start: {e}", app.name());
-                return ExitCode::FAILURE;
-            }
-        };
-        let server = match Server::start(
-            config.server(),
-            routes,
-            admin.router(),
-            &metrics,
-            app.name(),
-        )
-        .await
-        {
-            Ok(s) => s,
+        let running = match Running::start(&app, &config, logging.as_ref()).await {
+            Ok(r) => r,
             Err(e) => {
                 eprintln!("{}: {e}", app.name());
-                managed.stop().await;
                 return ExitCode::FAILURE;
             }
         };
-        for b in server.bound() {
+        for b in running.bound() {
             println!(
                 "{}: {} listening on {}://{}",
                 app.name(),
@@ -228,23 +186,9 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
                 b.addr
             );
         }
-        let reporters = match crate::reporters::Reporters::start(config.metrics(), &metrics) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("{}: {e}", app.name());
-                server.shutdown().await;
-                managed.stop().await;
-                return ExitCode::FAILURE;
-            }
-        };
-        tracing::info!(target: "ferrowizard::server", "started {}", app.name());
         let signal = signals.recv().await;
         tracing::info!(target: "ferrowizard::server", signal, "shutting down");
-        let left = server.shutdown().await;
-        // Managed resources stop after the last request, in reverse.
-        managed.stop().await;
-        // After the last request, so that `reportOnStop`'s report counts it.
-        let _ = tokio::task::spawn_blocking(move || reporters.stop()).await;
+        let left = running.stop().await;
         println!(
             "{}: stopped ({signal}; {left} connections cut at the end of the grace period)",
             app.name()
@@ -287,26 +231,6 @@ fn run_command<A: Application>(
             ExitCode::FAILURE
         }
     }
-}
-
-/// What ferrowizard publishes besides the server's own metrics: the process, the logging
-/// pipeline's counters, and whatever the `metrics` crate's macros record.
-fn register_metrics(
-    metrics: &ferrowizard_metrics::MetricRegistry,
-    logging: Option<&std::sync::Arc<ferrowizard_logging::Logging>>,
-) -> Result<(), String> {
-    crate::admin::metrics::register_process(metrics).map_err(|e| format!("metrics: {e}"))?;
-    if let Some(logging) = logging {
-        let logging = logging.clone();
-        crate::admin::metrics::register_appenders(
-            metrics,
-            std::sync::Arc::new(move || logging.stats()),
-        )
-        .map_err(|e| format!("metrics: {e}"))?;
-    }
-    // Another recorder installed first (a test harness, say) keeps its place.
-    let _ = ferrowizard_metrics::install_recorder(metrics);
-    Ok(())
 }
 
 /// SIGTERM and SIGINT, handled from when this is installed.

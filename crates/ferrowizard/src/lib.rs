@@ -14,7 +14,9 @@ mod command;
 pub mod config;
 mod lifecycle;
 mod reporters;
+mod running;
 pub mod server;
+pub mod testing;
 
 pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};
 pub use app::{Application, Environment, HealthCheck, RunError};

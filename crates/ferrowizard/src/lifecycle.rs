@@ -103,8 +103,8 @@ pub(crate) struct Lifecycle {
 }
 
 /// The resources started, to stop in reverse.
-pub(crate) struct Started<'a> {
-    resources: &'a [Box<dyn Erased>],
+pub(crate) struct Started {
+    resources: Vec<Box<dyn Erased>>,
 }
 
 /// A resource that did not start.
@@ -122,7 +122,7 @@ impl Lifecycle {
 
     /// Starts every resource in registration order. On a failure, the ones started are
     /// stopped in reverse and the failure is returned.
-    pub(crate) async fn start(&self) -> Result<Started<'_>, StartFailed> {
+    pub(crate) async fn start(mut self) -> Result<Started, StartFailed> {
         for (i, resource) in self.resources.iter().enumerate() {
             let name = resource.name();
             let timeout = resource.timeout();
@@ -132,20 +132,21 @@ impl Lifecycle {
                 Ok(Err(e)) => e.to_string(),
                 Err(_) => format!("not started within {timeout:?}"),
             };
+            self.resources.truncate(i);
             Started {
-                resources: &self.resources[..i],
+                resources: self.resources,
             }
             .stop()
             .await;
             return Err(StartFailed { name, reason });
         }
         Ok(Started {
-            resources: &self.resources,
+            resources: self.resources,
         })
     }
 }
 
-impl Started<'_> {
+impl Started {
     /// Stops the resources in reverse order of their start; a failure is logged and the
     /// others still stop.
     pub(crate) async fn stop(self) {

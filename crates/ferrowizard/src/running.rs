@@ -1,0 +1,119 @@
+//! A service running: the application's `run` done, its managed resources started, the server
+//! serving, the metric reporters reporting; and its stop, in the reverse order. What `server`
+//! (the command) and [`crate::testing`] both run.
+
+use std::sync::Arc;
+
+use crate::admin::Admin;
+use crate::app::{Application, Environment};
+use crate::config::Configuration;
+use crate::lifecycle::Started;
+use crate::reporters::Reporters;
+use crate::server::{Bound, Server};
+
+/// A service started by [`Running::start`].
+pub(crate) struct Running {
+    server: Server,
+    managed: Started,
+    reporters: Reporters,
+}
+
+impl Running {
+    /// Runs `app` with `config` (`logging`: the pipeline installed for it, whose counters are
+    /// published), starts its managed resources, then its server, then the reporters. The
+    /// error is one line, to print after the application's name.
+    pub(crate) async fn start<A: Application>(
+        app: &A,
+        config: &A::Config,
+        logging: Option<&Arc<ferrowizard_logging::Logging>>,
+    ) -> Result<Running, String> {
+        let mut environment = Environment::default();
+        app.run(config, &mut environment)
+            .await
+            .map_err(|e| format!("cannot start: {e}"))?;
+        let Environment {
+            routes,
+            health_checks,
+            tasks,
+            metrics,
+            lifecycle,
+        } = environment;
+        register_metrics(&metrics, logging)?;
+        let admin = Admin {
+            config: config.admin().clone(),
+            health_checks,
+            tasks,
+            metrics: metrics.clone(),
+            logging: logging.cloned(),
+            runtime: tokio::runtime::Handle::current(),
+        };
+        // Managed resources start before the ports open, in registration order.
+        let managed = lifecycle
+            .start()
+            .await
+            .map_err(|e| format!("cannot start: {e}"))?;
+        let server = match Server::start(
+            config.server(),
+            routes,
+            admin.router(),
+            &metrics,
+            app.name(),
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                managed.stop().await;
+                return Err(e.to_string());
+            }
+        };
+        let reporters = match Reporters::start(config.metrics(), &metrics) {
+            Ok(r) => r,
+            Err(e) => {
+                server.shutdown().await;
+                managed.stop().await;
+                return Err(e.to_string());
+            }
+        };
+        tracing::info!(target: "ferrowizard::server", "started {}", app.name());
+        Ok(Running {
+            server,
+            managed,
+            reporters,
+        })
+    }
+
+    /// The bound connectors.
+    pub(crate) fn bound(&self) -> &[Bound] {
+        self.server.bound()
+    }
+
+    /// Stops accepting, drains the requests within the grace period, stops the managed
+    /// resources in reverse, then the reporters (after the last request, so that
+    /// `reportOnStop`'s report counts it). Returns the connections cut at the end of the grace
+    /// period.
+    pub(crate) async fn stop(self) -> usize {
+        let left = self.server.shutdown().await;
+        self.managed.stop().await;
+        let reporters = self.reporters;
+        let _ = tokio::task::spawn_blocking(move || reporters.stop()).await;
+        left
+    }
+}
+
+/// What ferrowizard publishes besides the server's own metrics: the process, the logging
+/// pipeline's counters, and whatever the `metrics` crate's macros record.
+fn register_metrics(
+    metrics: &ferrowizard_metrics::MetricRegistry,
+    logging: Option<&Arc<ferrowizard_logging::Logging>>,
+) -> Result<(), String> {
+    crate::admin::metrics::register_process(metrics).map_err(|e| format!("metrics: {e}"))?;
+    if let Some(logging) = logging {
+        let logging = logging.clone();
+        crate::admin::metrics::register_appenders(metrics, Arc::new(move || logging.stats()))
+            .map_err(|e| format!("metrics: {e}"))?;
+    }
+    // Another recorder installed first (a test harness, say) keeps its place.
+    let _ = ferrowizard_metrics::install_recorder(metrics);
+    Ok(())
+}
