@@ -1,6 +1,7 @@
 //! "Realtime interface": the handlers of the seed's service, shared by the ferrowizard
 //! service (`realtime`) and the bare baseline used in benchmarks (`realtime-bare`).
 
+pub mod app;
 pub mod bare;
 
 use std::collections::BTreeMap;

@@ -12,7 +12,11 @@ const CONFIG: &str = "server:\n  applicationConnectors: [{type: http, port: 0, b
     currentLogFilename: DIR/app.log\n      archive: false\n      discardingThreshold: 0\n";
 
 fn admin(service: &Service, method: &str, path: &str) -> common::Response {
-    let mut conn = connect(service.admin);
+    admin_at(service.admin, method, path)
+}
+
+fn admin_at(addr: std::net::SocketAddr, method: &str, path: &str) -> common::Response {
+    let mut conn = connect(addr);
     request(&mut conn, method, path, &[], b"").unwrap()
 }
 
@@ -487,14 +491,11 @@ fn an_unset_admin_secret_is_a_configuration_error() {
 
 #[test]
 fn switched_off_endpoints_are_not_served() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "{CONFIG}admin:\n  healthChecks: {{servletEnabled: false}}\n  endpoints: {{ping: false, metrics: false, threads: false, tasks: false}}\n"
-        ),
-    );
-    let service = start(&config);
+    // In process: nothing here needs a process of its own.
+    let yaml = "server: {requestLog: {appenders: []}}\nlogging: {appenders: []}\nadmin:\n  \
+                healthChecks: {servletEnabled: false}\n  \
+                endpoints: {ping: false, metrics: false, threads: false, tasks: false}\n";
+    let service = common::start_in_process(yaml);
     for path in [
         "/ping",
         "/healthcheck",
@@ -503,10 +504,14 @@ fn switched_off_endpoints_are_not_served() {
         "/threads",
         "/tasks",
     ] {
-        assert_eq!(admin(&service, "GET", path).status, 404, "{path}");
+        assert_eq!(admin_at(service.admin, "GET", path).status, 404, "{path}");
     }
     assert_eq!(
-        admin(&service, "POST", "/tasks/log-level?logger=x").status,
+        admin_at(service.admin, "POST", "/tasks/log-level?logger=x").status,
         404
     );
+    // The application side serves meanwhile.
+    let mut conn = connect(service.app);
+    let quotes = request(&mut conn, "GET", "/realtime/quotes", &[], b"").unwrap();
+    assert_eq!(quotes.status, 200, "{}", quotes.body);
 }

@@ -275,3 +275,29 @@ pub fn fail_to_start(config: &Path) -> (std::process::ExitStatus, String) {
         .expect("stderr");
     (status, stderr)
 }
+
+/// `realtime` started in the test's own process (`ferrowizard::testing`), from `yaml` (whose
+/// connectors are moved to free loopback ports); stopped when dropped. For tests that need no
+/// process of their own (no signals, no installed logging).
+pub struct InProcess {
+    pub service: ferrowizard::testing::TestService,
+    pub app: SocketAddr,
+    pub admin: SocketAddr,
+}
+
+pub fn start_in_process(yaml: &str) -> InProcess {
+    let service = ferrowizard::testing::TestService::start(realtime::app::Realtime, yaml)
+        .unwrap_or_else(|e| panic!("realtime did not start: {e}"));
+    let addr = |url: &str| -> SocketAddr {
+        let rest = url.strip_prefix("http://").expect("an http URL");
+        rest[..rest.find('/').unwrap_or(rest.len())]
+            .parse()
+            .expect("an address")
+    };
+    let (app, admin) = (addr(service.application_url()), addr(service.admin_url()));
+    InProcess {
+        service,
+        app,
+        admin,
+    }
+}

@@ -1,0 +1,88 @@
+//! The "Realtime interface" service as a ferrowizard application: its configuration and what
+//! it registers. `main.rs` runs it; tests start it in process with `ferrowizard::testing`.
+
+use ferrowizard::config::Duration;
+use ferrowizard::{Application, Environment, TaskError, TaskParams};
+
+use crate::Feed;
+
+ferrowizard::configuration! {
+    /// The service's configuration: ferrowizard's sections plus `quotes:`.
+    pub struct RealtimeConfig {
+        /// The quote feed.
+        #[garde(dive)]
+        quotes: QuotesConfig = QuotesConfig::default(),
+    }
+}
+
+ferrowizard::section! {
+    /// `quotes:`: the in-memory quote feed the service serves.
+    pub struct QuotesConfig {
+        /// The symbols quoted.
+        #[garde(length(min = 1), inner(length(min = 1, max = 12)))]
+        symbols: Vec<String> = crate::default_symbols(),
+        /// How often prices move.
+        tick_interval: Duration = Duration::milliseconds(100),
+        /// How long `GET /realtime/quotes/{symbol}/next` waits for the next move before it
+        /// answers 204.
+        long_poll: Duration = Duration::seconds(30),
+    }
+}
+
+/// The service: the quote feed's routes, its health check and its pause/resume task.
+pub struct Realtime;
+
+impl Application for Realtime {
+    type Config = RealtimeConfig;
+
+    fn name(&self) -> &str {
+        "realtime"
+    }
+
+    async fn run(
+        &self,
+        config: &RealtimeConfig,
+        environment: &mut Environment,
+    ) -> Result<(), ferrowizard::RunError> {
+        let symbols: Vec<String> = config
+            .quotes
+            .symbols
+            .iter()
+            .map(|s| s.to_ascii_uppercase())
+            .collect();
+        let interval = config
+            .quotes
+            .tick_interval
+            .get()
+            .max(std::time::Duration::from_millis(1));
+        let feed = Feed::with_long_poll(&symbols, interval, config.quotes.long_poll.get());
+        tokio::spawn(feed.clone().run());
+        let check = feed.clone();
+        let task = feed.clone();
+        environment
+            .routes(crate::router(&feed))
+            .health_check("quotes", move || {
+                let feed = check.clone();
+                async move { feed.healthy() }
+            })
+            .task("feed", move |params: TaskParams| {
+                let feed = task.clone();
+                async move {
+                    match params.get("action") {
+                        Some("pause") => {
+                            feed.pause(true);
+                            Ok("feed paused: prices no longer move".to_owned())
+                        }
+                        Some("resume") => {
+                            feed.pause(false);
+                            Ok("feed resumed".to_owned())
+                        }
+                        other => Err(TaskError::BadRequest(format!(
+                            "action must be pause or resume, not {other:?}"
+                        ))),
+                    }
+                }
+            });
+        Ok(())
+    }
+}
