@@ -12,6 +12,7 @@ pub mod bench;
 pub mod cli;
 mod command;
 pub mod config;
+mod health;
 mod lifecycle;
 mod reporters;
 mod running;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::admin::Admin;
 use crate::app::{Application, Environment};
 use crate::config::Configuration;
+use crate::health::{Health, shutdown_wait};
 use crate::lifecycle::Started;
 use crate::reporters::Reporters;
 use crate::server::{Bound, Server};
@@ -16,6 +17,14 @@ pub(crate) struct Running {
     server: Server,
     managed: Started,
     reporters: Reporters,
+    health: Option<Scheduled>,
+}
+
+/// `health:` running: its checks' tasks, and the delayed shutdown's wait.
+struct Scheduled {
+    health: Arc<Health>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    wait: Option<std::time::Duration>,
 }
 
 impl Running {
@@ -32,12 +41,21 @@ impl Running {
             .await
             .map_err(|e| format!("cannot start: {e}"))?;
         let Environment {
-            routes,
+            mut routes,
             health_checks,
             tasks,
             metrics,
             lifecycle,
         } = environment;
+        // `health:`: its checks are registered ones; its response is an application route.
+        let health = match config.health().filter(|h| h.enabled) {
+            Some(factory) => {
+                let health = Health::new(factory, &health_checks).map_err(|e| e.to_string())?;
+                routes = routes.merge(health.router(&factory.health_check_url_paths));
+                Some((health, shutdown_wait(factory)))
+            }
+            None => None,
+        };
         register_metrics(&metrics, logging)?;
         let admin = Admin {
             config: config.admin().clone(),
@@ -52,6 +70,11 @@ impl Running {
             .start()
             .await
             .map_err(|e| format!("cannot start: {e}"))?;
+        let health = health.map(|(health, wait)| Scheduled {
+            tasks: health.schedule(),
+            health,
+            wait,
+        });
         let server = match Server::start(
             config.server(),
             routes,
@@ -80,6 +103,7 @@ impl Running {
             server,
             managed,
             reporters,
+            health,
         })
     }
 
@@ -93,7 +117,22 @@ impl Running {
     /// `reportOnStop`'s report counts it). Returns the connections cut at the end of the grace
     /// period.
     pub(crate) async fn stop(self) -> usize {
+        // `delayedShutdownHandlerEnabled`: not ready, still serving, so that load balancers
+        // stop sending before the ports close.
+        if let Some(Scheduled {
+            health,
+            wait: Some(wait),
+            ..
+        }) = &self.health
+        {
+            health.shutting_down();
+            tracing::info!(target: "ferrowizard::health", wait_ms = wait.as_millis() as u64, "delayed shutdown: reporting not ready");
+            tokio::time::sleep(*wait).await;
+        }
         let left = self.server.shutdown().await;
+        for task in self.health.iter().flat_map(|h| &h.tasks) {
+            task.abort();
+        }
         self.managed.stop().await;
         let reporters = self.reporters;
         let _ = tokio::task::spawn_blocking(move || reporters.stop()).await;

@@ -378,7 +378,7 @@ fn readme_tables() -> BTreeMap<String, Vec<String>> {
 fn the_readme_reference_tables_document_every_key_once() {
     let tables = readme_tables();
     let mut documented = Vec::new();
-    for section in ["server", "logging", "metrics", "admin"] {
+    for section in ["server", "logging", "metrics", "admin", "health"] {
         let rows = tables
             .get(section)
             .unwrap_or_else(|| panic!("README.md has no `### {section}` reference table"));

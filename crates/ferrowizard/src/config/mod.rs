@@ -5,6 +5,7 @@
 //! the Rust form of subclassing DropWizard's `Configuration`: the framework's sections are
 //! added to the application's own fields.
 
+pub mod health;
 mod legacy;
 mod refused;
 pub mod server;
@@ -14,6 +15,7 @@ use std::path::Path;
 pub use ferrowizard_config::{Duration, Level, Loader, Report, Size};
 use ferrowizard_config::{positive_duration, section, validated_by};
 pub use ferrowizard_logging::config::LoggingFactory;
+pub use health::HealthFactory;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 pub use server::ServerFactory;
@@ -235,6 +237,11 @@ macro_rules! __framework_fields {
                 #[garde(dive)]
                 admin: $crate::config::AdminFactory = Default::default()
             ]
+            [
+                /// `health:`: scheduled health checks and readiness (absent: none).
+                #[garde(dive)]
+                health: Option<$crate::config::HealthFactory> = None
+            ]
             $($fields)*
         ]);
         impl $crate::config::Configuration for $name {
@@ -242,6 +249,7 @@ macro_rules! __framework_fields {
             fn logging(&self) -> &$crate::config::LoggingFactory { &self.logging }
             fn metrics(&self) -> &$crate::config::MetricsFactory { &self.metrics }
             fn admin(&self) -> &$crate::config::AdminFactory { &self.admin }
+            fn health(&self) -> Option<&$crate::config::HealthFactory> { self.health.as_ref() }
         }
     };
 }
@@ -282,6 +290,8 @@ pub trait Configuration: Serialize + DeserializeOwned + garde::Validate<Context 
     fn metrics(&self) -> &MetricsFactory;
     /// `admin:`.
     fn admin(&self) -> &AdminFactory;
+    /// `health:`, when present.
+    fn health(&self) -> Option<&HealthFactory>;
 }
 
 configuration! {
