@@ -12,6 +12,8 @@ pub mod bench;
 pub mod cli;
 mod command;
 pub mod config;
+pub mod errors;
+pub mod extract;
 mod health;
 mod lifecycle;
 mod reporters;

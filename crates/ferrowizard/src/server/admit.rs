@@ -13,6 +13,8 @@ use http::{Method, Request, Response, StatusCode};
 use http_body::Body as _;
 use tokio::sync::Notify;
 
+use crate::errors::generated;
+
 /// A connector's admission rules.
 #[derive(Clone, Debug)]
 pub(crate) struct Admission {
@@ -106,12 +108,13 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    /// The answer to the request.
+    /// The answer to the request: a short text, which respond turns into DropWizard's JSON
+    /// shape for a client that accepts JSON.
     pub(crate) fn response(self) -> Response<Body> {
         match self {
-            Refusal::Method => plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed\n"),
-            Refusal::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large\n"),
-            Refusal::Full => plain(
+            Refusal::Method => generated(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed\n"),
+            Refusal::TooLarge => generated(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large\n"),
+            Refusal::Full => generated(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Service Unavailable: the server is at capacity\n",
             ),
@@ -324,17 +327,6 @@ fn axums_mark() -> http::Extensions {
         Poll::Ready(Err(never)) => match never {},
         Poll::Pending => unreachable!("a ready service's future is ready"),
     }
-}
-
-/// A short text response.
-pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut r = Response::new(Body::from(text));
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    r
 }
 
 #[cfg(test)]

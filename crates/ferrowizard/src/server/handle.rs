@@ -1,7 +1,7 @@
 //! Stage 5, **handle**: the application's router, called for an admitted request, through
 //! tower-http's compression when the client named an encoding and `gzip.includedMethods` lists
 //! the method; a handler that panics becomes a 500 with an ERROR line while the server serves
-//! on.
+//! on (its text becomes JSON in respond for a client that accepts JSON).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -15,8 +15,8 @@ use pin_project_lite::pin_project;
 use tower::Service;
 use tower_http::compression::{Compression, CompressionLayer};
 
-use super::admit::plain;
 use super::compress::Compressible;
+use crate::errors::generated;
 
 /// What a pipeline serves: a router, as a tower service (axum's `Router`).
 pub trait Inner:
@@ -180,7 +180,7 @@ fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response<Body> 
         .or_else(|| payload.downcast_ref::<&str>().copied())
         .unwrap_or("(a panic without a message)");
     tracing::error!(target: "ferrowizard::server", panic = message, "a request handler panicked");
-    plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n")
+    generated(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n")
 }
 
 fn infallible<B>(r: Result<Response<B>, Infallible>) -> Response<B> {

@@ -19,11 +19,11 @@
 //! |---|---|---|---|
 //! | accept | `accept` | accepts a connection, TLS handshake, counts it | the connection |
 //! | connection | `connection` | hyper reads each request; `ConnectInfo`, a trusted proxy's client, timeouts | the request, its `Respond` part |
-//! | receive | `receive` | arrival time; the headers the later stages need, read once | `Received` (time, request-log entry) |
+//! | receive | `receive` | arrival time; the headers the later stages need, read once | `Received` (time, request-log entry, whether errors go out as JSON) |
 //! | admit | `admit` | 405 `allowedMethods`, 413 `maxRequestBodySize`, 503 `maxThreads` + `maxQueuedRequests` | a `Place` (running or queued), or the refusal |
 //! | route | `route` | the known template the path matches (matchit) | a `Route` |
 //! | handle | `handle` | the application's axum router, compression, a panic as 500 | the response (with `Matched` from a merged router's route layer) |
-//! | respond | `respond` | `Vary`, `Server`, the request's end for the connection's timeouts | the response, in place |
+//! | respond | `respond` | a server error's JSON body for a JSON client ([`crate::errors`]), `Vary`, `Server`, the request's end for the connection's timeouts | the response, in place |
 //! | measure | `metrics` | `ferrowizard.requests`, `.responses`, `.routes` timers | |
 //! | log | `request_log` | the request-log line (at once, or when a streamed body ends) | |
 //!

@@ -164,6 +164,7 @@ impl<S: Inner> Pipeline<S> {
             started,
             entry,
             accepts_encoding,
+            json_errors,
         } = receive(
             &req,
             shared.request_log.as_deref(),
@@ -173,6 +174,7 @@ impl<S: Inner> Pipeline<S> {
             shared,
             started,
             entry,
+            json_errors,
             route: None,
             connection,
             place: None,
@@ -228,6 +230,8 @@ struct Rest {
     shared: Arc<Shared>,
     started: Instant,
     entry: Option<Entry>,
+    /// Whether the client takes the server's errors as JSON (receive found out).
+    json_errors: bool,
     /// The known template the route stage found.
     route: Option<Route>,
     /// The connection's part of the response, last.
@@ -248,7 +252,12 @@ impl Rest {
     fn finish(&mut self, mut response: Response<Body>) -> Response<Body> {
         self.leave();
         let shared = &*self.shared;
-        respond(&mut response, shared.vary_from, self.connection.take());
+        respond(
+            &mut response,
+            self.json_errors,
+            shared.vary_from,
+            self.connection.take(),
+        );
         // measure: one clock reading, and one duration, for every timer and the request-log
         // line.
         let now = Instant::now();

@@ -1,6 +1,7 @@
 //! The pipeline's first stage, **receive**: when a request arrived, and what the later stages
 //! need from its headers (the request log's `Referer` and `User-Agent`, whether the client
-//! names an encoding), read in one pass before the request is handed on.
+//! names an encoding, whether it takes errors as JSON), read in one pass before the request
+//! is handed on.
 
 use std::time::Instant;
 
@@ -17,6 +18,9 @@ pub(crate) struct Received {
     /// Whether it names any encoding (read only when `compressing`): compression is then
     /// tower-http's to decide.
     pub(crate) accepts_encoding: bool,
+    /// Whether its `Accept` header asks for JSON: the server's own errors are then answered
+    /// in DropWizard's JSON shape (see [`crate::errors`]).
+    pub(crate) json_errors: bool,
 }
 
 /// Receives `req` for a connector with `request_log`, whose responses may be compressed when
@@ -33,6 +37,9 @@ pub(crate) fn receive<B>(
         started,
         entry: request_log.and_then(|l| l.entry(req, started, heads.referer, heads.user_agent)),
         accepts_encoding: heads.accept_encoding,
+        json_errors: heads
+            .accept
+            .is_some_and(|accept| crate::errors::prefers_json(accept.as_bytes())),
     }
 }
 
@@ -44,18 +51,23 @@ struct Heads<'a> {
     user_agent: Option<&'a HeaderValue>,
     /// Whether the client named any encoding.
     accept_encoding: bool,
+    /// The first `Accept` value: how the server's own errors are answered.
+    accept: Option<&'a HeaderValue>,
 }
 
 impl<'a> Heads<'a> {
-    /// The first `Referer` and `User-Agent` values when `logged`, whether `Accept-Encoding`
-    /// is present when `compressing`; no pass when neither.
+    /// The first `Accept` value; the first `Referer` and `User-Agent` values when `logged`,
+    /// whether `Accept-Encoding` is present when `compressing`. (Without either, one lookup
+    /// of `Accept` rather than a pass.)
     fn of(headers: &'a http::HeaderMap, logged: bool, compressing: bool) -> Heads<'a> {
         let mut heads = Heads {
             referer: None,
             user_agent: None,
             accept_encoding: false,
+            accept: None,
         };
         if !logged && !compressing {
+            heads.accept = headers.get(header::ACCEPT);
             return heads;
         }
         for (name, value) in headers {
@@ -65,6 +77,8 @@ impl<'a> Heads<'a> {
                 heads.user_agent.get_or_insert(value);
             } else if *name == header::ACCEPT_ENCODING {
                 heads.accept_encoding = true;
+            } else if *name == header::ACCEPT {
+                heads.accept.get_or_insert(value);
             }
         }
         heads
@@ -83,11 +97,14 @@ mod tests {
         headers.append(header::USER_AGENT, HeaderValue::from_static("second"));
         headers.insert(header::REFERER, HeaderValue::from_static("http://r/"));
         headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        headers.append(header::ACCEPT, HeaderValue::from_static("application/json"));
+        headers.append(header::ACCEPT, HeaderValue::from_static("text/plain"));
         let heads = Heads::of(&headers, true, true);
         // What `HeaderMap::get` gives: the first value.
         assert_eq!(heads.user_agent, headers.get(header::USER_AGENT));
         assert_eq!(heads.referer, headers.get(header::REFERER));
         assert!(heads.accept_encoding);
+        assert_eq!(heads.accept.unwrap(), "application/json");
 
         headers.remove(header::ACCEPT_ENCODING);
         headers.remove(header::REFERER);
@@ -95,8 +112,9 @@ mod tests {
         assert_eq!((heads.referer, heads.accept_encoding), (None, false));
         assert_eq!(heads.user_agent.unwrap(), "first");
 
-        // Neither a request log nor compression: nothing read.
+        // Neither a request log nor compression: only `Accept` read.
         let heads = Heads::of(&headers, false, false);
         assert!(heads.user_agent.is_none());
+        assert_eq!(heads.accept.unwrap(), "application/json");
     }
 }

@@ -1,4 +1,6 @@
-//! Stage 6, **respond**: the response's last headers (`Vary: Accept-Encoding` where it may be
+//! Stage 6, **respond**: an error the server generated (or one that came back from the router
+//! without a body) in DropWizard's JSON shape for a client that accepts JSON
+//! ([`crate::errors`]), the response's last headers (`Vary: Accept-Encoding` where it may be
 //! compressed, `Server` with `useServerHeader`), the `response written` DEBUG event, and the
 //! request's end as far as its connection's timeouts are concerned.
 
@@ -59,9 +61,13 @@ impl Respond {
 /// `connection`'s part when a connection handed the request on. `vary_from`: responses at
 /// least this long may have been compressed (`gzip.enabled`, `minimumEntitySize`), so they
 /// carry `Vary: Accept-Encoding` whoever asked, as tower-http's compression does.
+/// `json_errors`: the client accepts JSON, so an error the server generated, or one without
+/// a body or a content type, gets DropWizard's JSON shape (such an error gets `Vary: Accept`
+/// either way; a response under 400 is not looked at).
 #[inline]
 pub(crate) fn respond(
     response: &mut Response<Body>,
+    json_errors: bool,
     vary_from: Option<u64>,
     connection: Option<Respond>,
 ) {
@@ -76,6 +82,11 @@ pub(crate) fn respond(
         response
             .headers_mut()
             .append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    // After `Vary: Accept-Encoding`, which is decided on the body the router gave: a body
+    // put here is never compressed.
+    if response.status().as_u16() >= 400 {
+        crate::errors::answer_error(response, json_errors);
     }
     if let Some(connection) = connection {
         connection.answered(response);
