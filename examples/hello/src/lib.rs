@@ -38,14 +38,13 @@ async fn load(file: &str) -> Result<Vec<String>, RunError> {
 
 /// The routes' state, and a managed resource: loaded before the server opens its ports.
 struct Greetings {
-    section: HelloSection,
+    file: String,
     lines: RwLock<Vec<String>>,
 }
 
 impl Managed for Greetings {
     async fn start(&self) -> Result<(), RunError> {
-        let lines = load(&self.section.greetings_file).await?;
-        *self.lines.write().unwrap_or_else(|e| e.into_inner()) = lines;
+        *self.lines.write().unwrap_or_else(|e| e.into_inner()) = load(&self.file).await?;
         Ok(())
     }
 
@@ -55,12 +54,10 @@ impl Managed for Greetings {
     }
 }
 
-async fn hello(
-    State(greetings): State<Arc<Greetings>>,
-    Query(who): Query<HashMap<String, String>>,
-) -> String {
-    let name = who.get("name").map_or("world", String::as_str);
-    let lines = greetings.lines.read().unwrap_or_else(|e| e.into_inner());
+/// `GET /hello?name=Ada`: the first greeting, to `name` (or the world).
+async fn hello(State(g): State<Arc<Greetings>>, Query(q): Query<HashMap<String, String>>) -> String {
+    let lines = g.lines.read().unwrap_or_else(|e| e.into_inner());
+    let name = q.get("name").map_or("world", String::as_str);
     format!("{}, {name}!\n", lines.first().map_or("Hello", String::as_str))
 }
 
@@ -75,7 +72,8 @@ impl Application for Hello {
     }
 
     async fn run(&self, config: &HelloConfig, env: &mut Environment) -> Result<(), RunError> {
-        let greetings = Arc::new(Greetings { section: config.hello.clone(), lines: RwLock::default() });
+        let greetings =
+            Arc::new(Greetings { file: config.hello.greetings_file.clone(), lines: RwLock::default() });
         let (check, task) = (greetings.clone(), greetings.clone());
         env.routes(Router::new().route("/hello", get(hello)).with_state(greetings.clone()))
             .layer(SetResponseHeaderLayer::overriding(GREETER, HeaderValue::from_static("hello")))
