@@ -28,3 +28,8 @@ pub use values::{Duration, Level, Size};
 
 /// Re-exported so that configuration types can derive `Validate` without a direct dependency.
 pub use garde;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}

@@ -3,11 +3,22 @@
 
 /// Declares a configuration section: a struct whose YAML keys are the camelCase field
 /// names, whose absent keys take the default written beside each field, and which rejects
-/// unknown keys. It derives `Serialize` (for `check --dump`), `Deserialize` and
-/// `garde::Validate` (fields are unvalidated unless they carry a `#[garde(...)]` rule).
+/// unknown keys. It derives `Serialize` (for `check --dump`) and `Deserialize`, and
+/// implements `garde::Validate` (fields are unvalidated unless they carry a `#[garde(...)]`
+/// rule). The crate using it needs neither `serde` nor `garde` as a dependency.
+///
+/// The `Validate` implementation is written by this macro, not by garde's derive (which
+/// names `::garde` and so needs the dependency), with garde's own rules and the same error
+/// paths and messages. The field rules it knows: `dive`, `skip`, `custom(f)`, `ascii`,
+/// `length(min = .., max = ..)`, `range(min = .., max = ..)` and `inner(...)` with any of
+/// these but `dive` and `skip` inside; another rule is a compile error.
 ///
 /// An optional `with { ... }` list adds fields shared by several sections (e.g. the fields
 /// every appender has) without serde's `flatten`, which would lose error positions.
+///
+/// The derives reach serde through `::ferrowizard_config::__private::serde`; a crate that
+/// re-exports this macro passes its own path first, as a string: `section! { @serde
+/// "::my_crate::__private::serde" pub struct ... }` (or `@emit serde = "..." [...]`).
 ///
 /// ```
 /// ferrowizard_config::section! {
@@ -20,27 +31,98 @@
 /// }
 /// assert_eq!(Example::default().port, 8080);
 /// ```
+///
+/// A rule it does not know is refused when compiling:
+///
+/// ```compile_fail
+/// ferrowizard_config::section! {
+///     /// A section with a rule `section!` does not implement.
+///     pub struct Contact {
+///         /// An address.
+///         #[garde(email)]
+///         email: String = String::new(),
+///     }
+/// }
+/// ```
 #[macro_export]
 macro_rules! section {
     (
+        @serde $serde:tt
         $(#[$meta:meta])*
         pub struct $name:ident {
-            $( $(#[$fmeta:meta])* $field:ident : $ty:ty = $default:expr ),* $(,)?
+            $( $(#[$($fmeta:tt)*])* $field:ident : $ty:ty = $default:expr ),* $(,)?
         }
         $( with $($common:tt)+ )?
     ) => {
-        $crate::section!(@emit [$(#[$meta])*] $name [$( [$(#[$fmeta])* $field : $ty = $default] )*] $( $($common)+ )?);
+        $crate::section!(@emit serde = $serde [$(#[$meta])*] $name [$( [$(#[$($fmeta)*])* $field : $ty = $default] )*] $( $($common)+ )?);
+    };
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$($fmeta:tt)*])* $field:ident : $ty:ty = $default:expr ),* $(,)?
+        }
+        $( with $($common:tt)+ )?
+    ) => {
+        $crate::section!(@emit [$(#[$meta])*] $name [$( [$(#[$($fmeta)*])* $field : $ty = $default] )*] $( $($common)+ )?);
+    };
+    // `with`: the list's macro declares the fields and calls `@emit` itself.
+    (@emit serde = $serde:tt [$($meta:tt)*] $name:ident [$($fields:tt)*] $($common:tt)+) => {
+        $($common)+! { @fields $crate::section; [$($meta)*] $name [$($fields)*] }
     };
     (@emit [$($meta:tt)*] $name:ident [$($fields:tt)*] $($common:tt)+) => {
         $($common)+! { @fields $crate::section; [$($meta)*] $name [$($fields)*] }
     };
-    (@emit [$($meta:tt)*] $name:ident [$( [$(#[$fmeta:meta])* $field:ident : $ty:ty = $default:expr] )*]) => {
+    (@emit [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
+        $crate::section!(@emit serde = "::ferrowizard_config::__private::serde" [$($meta)*] $name [$($fields)*]);
+    };
+    (@emit serde = $serde:tt [$($meta:tt)*] $name:ident
+        [$( [$(#[$($fmeta:tt)*])* $field:ident : $ty:ty = $default:expr] )*]
+    ) => {
+        $crate::__section_fields!(
+            [$serde [$($meta)*] $name] [] []
+            $( [$(#[$($fmeta)*])*] [$field : $ty = $default] )*
+        );
+    };
+}
+
+/// `section!`'s inner steps: sorts each field's attributes into those the struct keeps and
+/// the `#[garde(...)]` rules, then writes the struct, its `Default` and its `Validate`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __section_fields {
+    // The next field: start on its attributes.
+    ($ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($attrs:tt)*] [$($field:tt)*] $($rest:tt)*) => {
+        $crate::__section_fields!(@attrs $ctx [$($out)*] [$($checks)*] [] [] [$($attrs)*] [$($field)*] $($rest)*);
+    };
+    (@attrs $ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($keep:tt)*] [$($rules:tt)*]
+        [#[garde($($r:tt)*)] $($attrs:tt)*] $($rest:tt)*
+    ) => {
+        $crate::__section_fields!(@attrs $ctx [$($out)*] [$($checks)*] [$($keep)*] [$($rules)* $($r)* ,] [$($attrs)*] $($rest)*);
+    };
+    (@attrs $ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($keep:tt)*] [$($rules:tt)*]
+        [#[$($a:tt)*] $($attrs:tt)*] $($rest:tt)*
+    ) => {
+        $crate::__section_fields!(@attrs $ctx [$($out)*] [$($checks)*] [$($keep)* #[$($a)*]] [$($rules)*] [$($attrs)*] $($rest)*);
+    };
+    (@attrs $ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($keep:tt)*] [$($rules:tt)*]
+        [] [$field:ident : $ty:ty = $default:expr] $($rest:tt)*
+    ) => {
+        $crate::__section_fields!($ctx
+            [$($out)* [[$($keep)*] $field : $ty = $default]]
+            [$($checks)* [$field [$($rules)*]]]
+            $($rest)*
+        );
+    };
+    // Every field done.
+    ([$serde:tt [$($meta:tt)*] $name:ident]
+        [$( [[$($keep:tt)*] $field:ident : $ty:ty = $default:expr] )*]
+        [$( [$cfield:ident [$($rules:tt)*]] )*]
+    ) => {
         $($meta)*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, garde::Validate)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-        #[garde(allow_unvalidated)]
+        #[derive(Clone, Debug, PartialEq, $crate::__private::serde::Serialize, $crate::__private::serde::Deserialize)]
+        #[serde(crate = $serde, rename_all = "camelCase", deny_unknown_fields, default)]
         pub struct $name {
-            $( $(#[$fmeta])* pub $field: $ty, )*
+            $( $($keep)* pub $field: $ty, )*
         }
 
         impl Default for $name {
@@ -48,7 +130,130 @@ macro_rules! section {
                 Self { $( $field: $default, )* }
             }
         }
+
+        impl $crate::garde::Validate for $name {
+            type Context = ();
+
+            #[allow(clippy::needless_borrow, unused_mut, unused_variables)]
+            fn validate_into(
+                &self,
+                __garde_ctx: &Self::Context,
+                mut __garde_path: &mut dyn FnMut() -> $crate::garde::Path,
+                __garde_report: &mut $crate::garde::Report,
+            ) {
+                let __garde_user_ctx = &__garde_ctx;
+                // garde's derive goes through the fields in the order of their names.
+                let __garde_fields: &mut [&str] = &mut [$(::core::stringify!($cfield)),*];
+                __garde_fields.sort_unstable();
+                for __garde_field in __garde_fields {
+                    match *__garde_field {
+                        $(
+                            ::core::stringify!($cfield) => {
+                                $crate::__section_validate!(
+                                    @sort (field ::core::stringify!($cfield), &self.$cfield)
+                                    [__garde_path __garde_report __garde_user_ctx __garde_binding]
+                                    [] [] [] [$($rules)*]
+                                );
+                            }
+                        )*
+                        _ => {}
+                    }
+                }
+            }
+        }
     };
+}
+
+/// `section!`'s `Validate` for one field: the statements garde's derive writes for the
+/// field's `#[garde(...)]` rules, in its order (`dive` or `inner` first, then the `custom`
+/// rules, then the others), through garde's public rules.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __section_validate {
+    // Sorting the rules into [dive or inner] [custom functions] [other rules].
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [, $($rest:tt)*]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)*] [$($rest)*]);
+    };
+    (@sort $mode:tt $ids:tt [] [] [] [skip $(, $($rest:tt)*)?]) => {};
+    (@sort $mode:tt $ids:tt [] [$($c:tt)*] [$($r:tt)*] [dive $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [dive] [$($c)*] [$($r)*] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [] [$($c:tt)*] [$($r:tt)*] [inner($($inner:tt)*) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [inner [$($inner)*]] [$($c)*] [$($r)*] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [custom($f:expr) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)* [$f]] [$($r)*] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [ascii $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(ascii::apply) ()]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(min = $min:expr, max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) ($min, $max)]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(min = $min:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) ($min, usize::MAX)]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) (0usize, $max)]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(equal = $n:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) ($n, $n)]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(min = $min:expr, max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (Some($min), Some($max))]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(min = $min:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (Some($min), None)]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (None, Some($max))]] [$($($rest)*)?]);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(equal = $n:expr $(,)?) $(, $($rest:tt)*)?]) => {
+        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (Some($n), Some($n))]] [$($($rest)*)?]);
+    };
+    // Sorted; a field without rules is not validated.
+    (@sort $mode:tt $ids:tt [] [] [] []) => {};
+    (@sort (field $key:expr, $value:expr) [$p:ident $r:ident $c:ident $b:ident] [$($i:tt)*] [$($cs:tt)*] [$($rs:tt)*] []) => {{
+        let mut $p = $crate::garde::util::nested_path!($p, $key);
+        let $b = $value;
+        $crate::__section_validate!(@inner [$p $r $c $b] $($i)*);
+        $crate::__section_validate!(@outer [$p $r $c $b] [$($cs)*] [$($rs)*]);
+    }};
+    (@sort set $ids:tt [$($i:tt)*] [$($cs:tt)*] [$($rs:tt)*] []) => {
+        $crate::__section_validate!(@outer $ids [$($cs)*] [$($rs)*]);
+        $crate::__section_validate!(@inner $ids $($i)*);
+    };
+    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [$($rule:tt)*]) => {
+        ::core::compile_error!(::core::concat!(
+            "section!: unsupported #[garde(...)] rule (or `dive`/`inner` twice, or `skip` with rules): ",
+            ::core::stringify!($($rule)*)
+        ));
+    };
+
+    (@inner $ids:tt) => {};
+    (@inner [$p:ident $r:ident $c:ident $b:ident] dive) => {
+        $crate::garde::Validate::validate_into(&*$b, $c, &mut $p, $r);
+    };
+    (@inner [$p:ident $r:ident $c:ident $b:ident] inner [$($rules:tt)*]) => {
+        $crate::garde::rules::inner::apply(&*$b, |$b, __garde_inner_key| {
+            let mut $p = $crate::garde::util::nested_path!($p, __garde_inner_key);
+            $crate::__section_validate!(@sort set [$p $r $c $b] [] [] [] [$($rules)*]);
+        });
+    };
+
+    (@outer $ids:tt [] []) => {};
+    (@outer [$p:ident $r:ident $c:ident $b:ident] [$([$f:expr])*] [$([($($rule:tt)*) $args:tt])*]) => {{
+        $(
+            if let Err(__garde_error) = ($f)(&*$b, &$c) {
+                $r.append($p(), __garde_error);
+            }
+        )*
+        $(
+            if let Err(__garde_error) = ($crate::garde::rules::$($rule)*)(&*$b, $args) {
+                $r.append($p(), __garde_error);
+            }
+        )*
+    }};
 }
 
 /// Implements `garde::Validate` for a type whose rule spans its fields: `$check` is a method

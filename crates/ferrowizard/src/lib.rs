@@ -31,8 +31,13 @@ pub use command::Command;
 pub use ferrowizard_metrics as metrics;
 pub use lifecycle::Managed;
 
+// `::ferrowizard::...` paths, which the macros below hand to serde's derive (it takes its
+// crate's path as a string, where `$crate` cannot be written), work inside this crate too.
+extern crate self as ferrowizard;
+
 #[doc(hidden)]
 pub mod __private {
+    pub use ferrowizard_config::__private::serde;
     pub use ferrowizard_config::section;
 }
 
@@ -40,11 +45,13 @@ pub mod __private {
 /// [`configuration!`]: a struct whose YAML keys are its fields' names in camelCase, whose
 /// absent keys take the default written beside each field, and which refuses unknown keys.
 ///
-/// The section derives `Serialize` (for `check --dump`), `Deserialize` and `garde::Validate`
-/// (a field is validated when it carries a `#[garde(...)]` rule; the configuration's field
-/// holding the section needs `#[garde(dive)]`). Those derives name the `serde` and `garde`
-/// crates, so the application's `Cargo.toml` needs both, with their `derive` features, as
-/// [`configuration!`] does.
+/// The section implements `Serialize` (for `check --dump`), `Deserialize` and
+/// `garde::Validate` (a field is validated when it carries a `#[garde(...)]` rule; the
+/// configuration's field holding the section needs `#[garde(dive)]`). The application's
+/// `Cargo.toml` needs neither `serde` nor `garde` for them: the rules a field may carry are
+/// `dive`, `skip`, `custom(f)`, `ascii`, `length(min = .., max = ..)`,
+/// `range(min = .., max = ..)` and `inner(...)` (see `ferrowizard_config::section!`). The
+/// macro expects this crate under its own name, `ferrowizard`.
 ///
 /// ```
 /// use ferrowizard::config::Duration;
@@ -78,6 +85,6 @@ pub mod __private {
 #[macro_export]
 macro_rules! section {
     ($($body:tt)*) => {
-        $crate::__private::section! { $($body)* }
+        $crate::__private::section! { @serde "::ferrowizard::__private::serde" $($body)* }
     };
 }

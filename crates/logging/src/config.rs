@@ -317,7 +317,7 @@ macro_rules! appender {
     };
     (@emit [$($meta:tt)*] $name:ident
         [$( [[$($doc:tt)*] [$($garde:tt)*] $field:ident : $ty:ty = $default:expr] )*]
-        [$( [$(#[$cmeta:meta])* $common:ident : $cty:ty = $cdefault:expr] )*]
+        [$( [$(#[$($cmeta:tt)*])* $common:ident : $cty:ty = $cdefault:expr] )*]
     ) => {
         $($meta)*
         #[derive(Clone, Debug, PartialEq)]
@@ -331,7 +331,7 @@ macro_rules! appender {
             mod yaml {
                 use super::*;
                 ferrowizard_config::section!(@emit [] $name [
-                    $( [$(#[$cmeta])* $common : $cty = $cdefault] )*
+                    $( [$(#[$($cmeta)*])* $common : $cty = $cdefault] )*
                     $( [$($doc)* $($garde)* $field : $ty = $default] )*
                 ]);
             }

@@ -216,7 +216,7 @@ section! {
 #[macro_export]
 macro_rules! __framework_fields {
     (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
-        $crate::__private::section!(@emit [$($meta)*] $name [
+        $crate::__private::section!(@emit serde = "::ferrowizard::__private::serde" [$($meta)*] $name [
             [
                 /// `server:`: connectors, limits, request log.
                 #[garde(dive)]
@@ -258,9 +258,8 @@ macro_rules! __framework_fields {
 /// ferrowizard's `server`, `logging`, `metrics` and `admin` sections.
 ///
 /// A field may be a section of the application's own, declared with
-/// [`section!`](crate::section). Like a section, the configuration derives serde's and
-/// garde's traits, so the application's `Cargo.toml` needs `serde` and `garde`, with their
-/// `derive` features.
+/// [`section!`](crate::section). Like a section, the configuration implements serde's and
+/// garde's traits, without the application's `Cargo.toml` naming `serde` or `garde`.
 ///
 /// ```
 /// ferrowizard::configuration! {
