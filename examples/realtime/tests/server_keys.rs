@@ -8,7 +8,8 @@ mod common;
 use std::path::Path;
 
 use common::{
-    Response, Service, connect, request, sigterm, start, start_simple, wait_exit, write_config,
+    Response, Service, Serving, connect, request, sigterm, start, start_in_process_file,
+    start_simple, wait_exit, write_config,
 };
 
 /// A config with `server` (indented under `server:`, after `type: TYPE`) and `connector`
@@ -36,8 +37,8 @@ fn config(dir: &Path, kind: &str, server: &str, connector: &str) -> std::path::P
     )
 }
 
-fn get(service: &Service, path: &str, headers: &[(&str, &str)]) -> Response {
-    let mut c = connect(service.app);
+fn get(service: &impl Serving, path: &str, headers: &[(&str, &str)]) -> Response {
+    let mut c = connect(service.app());
     request(&mut c, "GET", path, headers, b"").unwrap()
 }
 
@@ -96,7 +97,7 @@ fn root_path_moves_the_application_not_the_admin_side() {
 #[test]
 fn server_and_date_headers_follow_the_connector() {
     let dir = tempfile::tempdir().unwrap();
-    let service = start(&config(dir.path(), "default", "", ""));
+    let service = start_in_process_file(&config(dir.path(), "default", "", ""));
     let r = get(&service, "/realtime/quotes/ACME", &[]);
     assert_eq!(
         (r.header("server"), r.header("date").is_some()),
@@ -104,7 +105,7 @@ fn server_and_date_headers_follow_the_connector() {
     );
     drop(service);
 
-    let service = start(&config(
+    let service = start_in_process_file(&config(
         dir.path(),
         "default",
         "",
@@ -175,8 +176,8 @@ fn forwarded_headers_name_the_client_only_when_trusted() {
     );
 }
 
-fn encoding(service: &Service, method: &str, path: &str) -> Option<String> {
-    let mut c = connect(service.app);
+fn encoding(service: &impl Serving, method: &str, path: &str) -> Option<String> {
+    let mut c = connect(service.app());
     let body: &[u8] = if method == "POST" {
         br#"{"symbol":"ACME","kind":"trade","quantity":1,"price":10}"#
     } else {
@@ -200,7 +201,7 @@ fn encoding(service: &Service, method: &str, path: &str) -> Option<String> {
 #[test]
 fn gzip_compresses_the_listed_types_and_methods_above_the_minimum_size() {
     let dir = tempfile::tempdir().unwrap();
-    let with = |gzip: &str| start(&config(dir.path(), "default", gzip, ""));
+    let with = |gzip: &str| start_in_process_file(&config(dir.path(), "default", gzip, ""));
     let gzip = Some("gzip".to_owned());
 
     // Defaults: GET responses of 256 bytes and more (every quote), not a small one.

@@ -301,3 +301,26 @@ pub fn start_in_process(yaml: &str) -> InProcess {
         admin,
     }
 }
+
+/// [`start_in_process`] with the configuration file `config`.
+pub fn start_in_process_file(config: &Path) -> InProcess {
+    start_in_process(&std::fs::read_to_string(config).expect("the config file"))
+}
+
+/// A running service, in a process of its own or in the test's.
+pub trait Serving {
+    /// The application connector's address.
+    fn app(&self) -> SocketAddr;
+}
+
+impl Serving for Service {
+    fn app(&self) -> SocketAddr {
+        self.app
+    }
+}
+
+impl Serving for InProcess {
+    fn app(&self) -> SocketAddr {
+        self.app
+    }
+}
