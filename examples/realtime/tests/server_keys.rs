@@ -470,7 +470,7 @@ fn context_paths_move_the_application_and_the_admin_side() {
 #[test]
 fn allowed_methods_answer_405_to_the_others() {
     let dir = tempfile::tempdir().unwrap();
-    let post = |service: &Service| {
+    let post = |service: &common::InProcess| {
         let mut c = connect(service.app);
         request(
             &mut c,
@@ -482,10 +482,10 @@ fn allowed_methods_answer_405_to_the_others() {
         .unwrap()
         .status
     };
-    let service = start(&config(dir.path(), "default", "", ""));
+    let service = start_in_process_file(&config(dir.path(), "default", "", ""));
     assert_eq!(post(&service), 202);
     drop(service);
-    let service = start(&config(
+    let service = start_in_process_file(&config(
         dir.path(),
         "default",
         "  allowedMethods: [GET, HEAD]\n",
@@ -567,7 +567,7 @@ fn an_admin_connector_takes_its_own_settings() {
 #[test]
 fn max_request_body_size_is_the_limit_handlers_see() {
     let dir = tempfile::tempdir().unwrap();
-    let post = |service: &Service, size: usize| {
+    let post = |service: &common::InProcess, size: usize| {
         let body = format!(r#"{{"symbol":"ACME","pad":"{}"}}"#, "a".repeat(size));
         let mut c = connect(service.app);
         request(
@@ -580,10 +580,10 @@ fn max_request_body_size_is_the_limit_handlers_see() {
         .unwrap()
         .status
     };
-    let service = start(&config(dir.path(), "default", "", ""));
+    let service = start_in_process_file(&config(dir.path(), "default", "", ""));
     assert_eq!(post(&service, 3 << 20), 400);
     drop(service);
-    let service = start(&config(
+    let service = start_in_process_file(&config(
         dir.path(),
         "default",
         "  maxRequestBodySize: 1MiB\n",
