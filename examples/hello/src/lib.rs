@@ -1,42 +1,34 @@
 //! A first service on ferrowizard: greetings, loaded from a file at start, served at `/hello`.
-#![warn(missing_docs)]
 
-use std::{collections::HashMap, sync::Arc, sync::RwLock};
+use std::sync::{Arc, RwLock};
 
-use ferrowizard::axum::http::{HeaderName, HeaderValue};
-use ferrowizard::axum::{Router, extract::Query, extract::State, routing::get};
+use ferrowizard::axum::{Router, extract::Path, extract::State, routing::get};
 use ferrowizard::{Application, Command, Environment, Managed, RunError, TaskError};
-use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::cors::CorsLayer;
 
 ferrowizard::configuration! {
     /// ferrowizard's sections (`server`, `logging`, `metrics`, `admin`) plus `hello:`.
     pub struct HelloConfig {
-        /// The greetings.
         #[garde(dive)]
         hello: HelloSection = HelloSection::default(),
     }
 }
 
 ferrowizard::section! {
-    /// `hello:` a file of greetings, one a line, loaded at start.
+    /// `hello:` the file of greetings, one a line, loaded at start.
     pub struct HelloSection {
-        /// The file.
         #[garde(length(min = 1))]
         greetings_file: String = "greetings.txt".to_owned(),
     }
 }
 
-/// A header every response gets, through a tower layer on every route.
-const GREETER: HeaderName = HeaderName::from_static("x-greeter");
-
-/// The greetings file's lines, or why there are none.
+/// The file's lines but the blank ones, or why it cannot be read.
 async fn load(file: &str) -> Result<Vec<String>, RunError> {
     let text = tokio::fs::read_to_string(file).await.map_err(|e| format!("{file}: {e}"))?;
-    let lines: Vec<String> = text.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect();
-    if lines.is_empty() { Err(format!("{file}: no greetings").into()) } else { Ok(lines) }
+    Ok(text.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect())
 }
 
-/// The routes' state, and a managed resource: loaded before the server opens its ports.
+/// The routes' state and a managed resource: loaded before the server opens its ports.
 struct Greetings {
     file: String,
     lines: RwLock<Vec<String>>,
@@ -54,10 +46,9 @@ impl Managed for Greetings {
     }
 }
 
-/// `GET /hello?name=Ada`: the first greeting, to `name` (or the world).
-async fn hello(State(g): State<Arc<Greetings>>, Query(q): Query<HashMap<String, String>>) -> String {
-    let lines = g.lines.read().unwrap_or_else(|e| e.into_inner());
-    let name = q.get("name").map_or("world", String::as_str);
+/// `GET /hello/{name}`: the first greeting, to `name`.
+async fn hello(State(greetings): State<Arc<Greetings>>, Path(name): Path<String>) -> String {
+    let lines = greetings.lines.read().unwrap_or_else(|e| e.into_inner());
     format!("{}, {name}!\n", lines.first().map_or("Hello", String::as_str))
 }
 
@@ -72,11 +63,11 @@ impl Application for Hello {
     }
 
     async fn run(&self, config: &HelloConfig, env: &mut Environment) -> Result<(), RunError> {
-        let greetings =
-            Arc::new(Greetings { file: config.hello.greetings_file.clone(), lines: RwLock::default() });
+        let file = config.hello.greetings_file.clone();
+        let greetings = Arc::new(Greetings { file, lines: RwLock::default() });
         let (check, task) = (greetings.clone(), greetings.clone());
-        env.routes(Router::new().route("/hello", get(hello)).with_state(greetings.clone()))
-            .layer(SetResponseHeaderLayer::overriding(GREETER, HeaderValue::from_static("hello")))
+        env.routes(Router::new().route("/hello/{name}", get(hello)).with_state(greetings.clone()))
+            .layer(CorsLayer::permissive())
             .manage(greetings)
             .health_check("greetings", move || {
                 let count = check.lines.read().map_or(0, |lines| lines.len());
@@ -84,7 +75,7 @@ impl Application for Hello {
             })
             .task("reload", move |_| {
                 let greetings = task.clone();
-                async move { greetings.start().await.map(|()| "reloaded\n".to_owned()).map_err(TaskError::Failed) }
+                async move { greetings.start().await.map(|()| "reloaded\n".into()).map_err(TaskError::Failed) }
             });
         Ok(())
     }

@@ -32,7 +32,7 @@ fn greets_reports_healthy_and_reloads_its_greetings() {
     );
     let service = TestService::start(hello::Hello, &yaml).unwrap();
     let app = service.application_url();
-    assert_eq!(request("GET", &format!("{app}/hello?name=Ada")), (200, "Bonjour, Ada!\n".into()));
+    assert_eq!(request("GET", &format!("{app}/hello/Ada")), (200, "Bonjour, Ada!\n".into()));
     let (status, health) = request("GET", &format!("{}/healthcheck", service.admin_url()));
     assert_eq!(status, 200, "{health}");
     assert!(health.contains(r#""greetings":{"healthy":true,"message":"1 greetings""#), "{health}");
@@ -40,5 +40,5 @@ fn greets_reports_healthy_and_reloads_its_greetings() {
     std::fs::write(&file, "Hola\nBonjour\n").unwrap();
     let reload = request("POST", &format!("{}/tasks/reload", service.admin_url()));
     assert_eq!(reload, (200, "reloaded\n".into()));
-    assert_eq!(request("GET", &format!("{app}/hello")), (200, "Hola, world!\n".into()));
+    assert_eq!(request("GET", &format!("{app}/hello/world")), (200, "Hola, world!\n".into()));
 }

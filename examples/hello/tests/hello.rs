@@ -47,10 +47,10 @@ fn serves_greetings_and_stops_the_resource_after_the_last_request() {
             break addr.to_owned();
         }
     };
-    let response = get(&addr, "/hello?name=Ada");
+    let response = get(&addr, "/hello/Ada");
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     assert!(response.ends_with("Bonjour, Ada!\n"), "{response}");
-    assert!(response.contains("x-greeter: hello"), "{response}");
+    assert!(response.contains("access-control-allow-origin: *"), "{response}");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM)
         .unwrap();
     let rest: Vec<String> = lines.map_while(Result::ok).collect();

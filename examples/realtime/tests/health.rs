@@ -5,7 +5,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connect, fail_to_start, request, sigterm, start, wait_exit, write_config};
+use common::{
+    connect, fail_to_start, request, sigterm, start, start_in_process_file, wait_exit, write_config,
+};
 
 const SERVER: &str = "server:\n  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  \
     adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  requestLog: {appenders: []}\n\
@@ -124,7 +126,7 @@ fn a_scheduled_check_follows_its_schedule_and_attempts() {
              failureAttempts: 2, successAttempts: 2}}}}\n"
         ),
     );
-    let service = start(&config);
+    let service = start_in_process_file(&config);
     let (status, _, cache) = ready(service.app, "/health-check");
     assert_eq!((status, cache.as_deref()), (200, Some("max-age=1")));
     let mut admin = connect(service.admin);
@@ -166,7 +168,7 @@ fn a_scheduled_check_follows_its_schedule_and_attempts() {
              checkInterval: 50ms}}}}\n"
         ),
     );
-    let service = start(&config);
+    let service = start_in_process_file(&config);
     std::thread::sleep(Duration::from_millis(300));
     let (status, _, cache) = ready(service.app, "/health-check");
     assert_eq!((status, cache), (503, None));
@@ -181,6 +183,6 @@ fn a_disabled_health_section_serves_and_checks_nothing() {
         dir.path(),
         &format!("{SERVER}health:\n  enabled: false\n  healthChecks: [{{name: nothing}}]\n"),
     );
-    let service = start(&config);
+    let service = start_in_process_file(&config);
     assert_eq!(ready(service.app, "/health-check").0, 404);
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{
-    Service, connect, fail_to_start, get, raw, request, signal, sigterm, start, status_of,
-    wait_exit, write_config,
+    Serving, connect, fail_to_start, get, raw, request, signal, start, start_in_process_file,
+    status_of, wait_exit, write_config,
 };
 
 /// Application and admin connectors on free ports; `server` is added to the `server:`
@@ -28,9 +28,9 @@ fn config(dir: &Path, server: &str, rest: &str) -> std::path::PathBuf {
     )
 }
 
-fn get_close(service: &Service, path: &str) -> String {
+fn get_close(service: &impl Serving, path: &str) -> String {
     raw(
-        service.app,
+        service.app(),
         format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
     )
 }
@@ -40,8 +40,8 @@ fn json(body: &str) -> serde_json::Value {
 }
 
 /// The admin side's metrics, as DropWizard's JSON.
-fn metrics(service: &Service) -> serde_json::Value {
-    let mut admin = connect(service.admin);
+fn metrics(service: &impl Serving) -> serde_json::Value {
+    let mut admin = connect(service.admin());
     json(
         &request(&mut admin, "GET", "/metrics", &[], b"")
             .unwrap()
@@ -50,14 +50,14 @@ fn metrics(service: &Service) -> serde_json::Value {
 }
 
 /// Requests being handled right now.
-fn active(service: &Service) -> f64 {
+fn active(service: &impl Serving) -> f64 {
     metrics(service)["gauges"]["ferrowizard.requests.active"]["value"]
         .as_f64()
         .unwrap_or(-1.0)
 }
 
 /// Waits (at most 10 s) until `n` requests are being handled.
-fn wait_for_active(service: &Service, n: f64) {
+fn wait_for_active(service: &impl Serving, n: f64) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while active(service) != n {
         assert!(
@@ -82,10 +82,9 @@ fn bytes_logged(log: &str, target: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Stops the service with SIGTERM and returns its request log.
-fn stop(mut service: Service, dir: &Path) -> String {
-    sigterm(&service.child);
-    assert!(wait_exit(&mut service.child).success());
+/// Stops the service as SIGTERM does and returns its request log.
+fn stop(service: impl Serving, dir: &Path) -> String {
+    service.shut_down();
     std::fs::read_to_string(dir.join("requests.log")).unwrap()
 }
 
@@ -153,7 +152,7 @@ fn hostile_clients_get_errors_and_realtime_serves_on() {
 #[test]
 fn overload_gets_503_at_once_while_long_polls_hold_every_slot() {
     let dir = tempfile::tempdir().unwrap();
-    let service = start(&config(
+    let service = start_in_process_file(&config(
         dir.path(),
         "  maxThreads: 4\n  maxQueuedRequests: 0\n",
         "",
@@ -266,7 +265,7 @@ fn sigint_lets_a_long_poll_in_flight_finish_and_logs_it() {
 #[test]
 fn quotes_move_and_bad_events_get_400_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let service = start(&config(dir.path(), "", ""));
+    let service = start_in_process_file(&config(dir.path(), "", ""));
     let mut conn = connect(service.app);
     let mut get_json = |path: &str| {
         let r = request(&mut conn, "GET", path, &[], b"").unwrap();
@@ -405,7 +404,7 @@ fn https_config(dir: &Path, port: u16, cert: &str) -> std::path::PathBuf {
 fn an_https_connector_serves_with_a_test_certificate() {
     let dir = tempfile::tempdir().unwrap();
     let cert = certificate(dir.path());
-    let service = start(&https_config(dir.path(), 0, "DIR/cert.pem"));
+    let service = start_in_process_file(&https_config(dir.path(), 0, "DIR/cert.pem"));
     assert!(
         service.admin.ip().is_loopback(),
         "admin on {}",

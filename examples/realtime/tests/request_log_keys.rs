@@ -1,7 +1,7 @@
 //! The request log's appenders take the appender keys the application log's take (one
-//! function builds both, `ferrowizard_logging::start_raw_appender`): shown here on the real
-//! binary for each kind of destination, so that a key the request log dropped on its way to
-//! that function fails here.
+//! function builds both, `ferrowizard_logging::start_raw_appender`): shown here on the
+//! realtime service, in the test's process, for each kind of destination, so that a key the
+//! request log dropped on its way to that function fails here.
 
 mod common;
 
@@ -12,29 +12,28 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Service, connect, get, sigterm, start, wait_exit, write_config};
+use common::{InProcess, Serving, connect, get, start_in_process_file, write_config};
 
 const SERVER: &str = "server:\n  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  \
                       adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  requestLog:\n    appenders:\n";
 
-/// Starts the binary with these request-log appenders (a YAML list, indented by 6).
-fn serve(dir: &Path, appenders: &str) -> Service {
-    start(&write_config(
+/// Starts realtime with these request-log appenders (a YAML list, indented by 6).
+fn serve(dir: &Path, appenders: &str) -> InProcess {
+    start_in_process_file(&write_config(
         dir,
         &format!("{SERVER}{appenders}logging:\n  level: WARN\n"),
     ))
 }
 
-fn requests(service: &Service, n: usize) {
+fn requests(service: &InProcess, n: usize) {
     let mut c = connect(service.app);
     for _ in 0..n {
         assert_eq!(get(&mut c, "/realtime/quotes/ACME").unwrap(), 200);
     }
 }
 
-fn stop(mut service: Service) {
-    sigterm(&service.child);
-    assert!(wait_exit(&mut service.child).success());
+fn stop(service: InProcess) {
+    service.shut_down();
 }
 
 fn files(dir: &Path) -> Vec<String> {

@@ -8,8 +8,8 @@ mod common;
 use std::path::Path;
 
 use common::{
-    Response, Service, Serving, connect, request, sigterm, start, start_in_process_file,
-    start_simple, wait_exit, write_config,
+    Response, Serving, connect, request, sigterm, start, start_in_process_file, wait_exit,
+    write_config,
 };
 
 /// A config with `server` (indented under `server:`, after `type: TYPE`) and `connector`
@@ -43,9 +43,8 @@ fn get(service: &impl Serving, path: &str, headers: &[(&str, &str)]) -> Response
 }
 
 /// Stops the service and returns its request-log lines.
-fn stop(mut service: Service, dir: &Path) -> Vec<String> {
-    sigterm(&service.child);
-    assert!(wait_exit(&mut service.child).success());
+fn stop(service: impl Serving, dir: &Path) -> Vec<String> {
+    service.shut_down();
     std::fs::read_to_string(dir.join("requests.log"))
         .unwrap()
         .lines()
@@ -56,7 +55,7 @@ fn stop(mut service: Service, dir: &Path) -> Vec<String> {
 #[test]
 fn root_path_moves_the_application_not_the_admin_side() {
     let dir = tempfile::tempdir().unwrap();
-    let service = start(&config(dir.path(), "default", "  rootPath: /api/*\n", ""));
+    let service = start_in_process_file(&config(dir.path(), "default", "  rootPath: /api/*\n", ""));
     assert_eq!(get(&service, "/api/realtime/quotes/ACME", &[]).status, 200);
     assert_eq!(get(&service, "/realtime/quotes/ACME", &[]).status, 404);
     let mut admin = connect(service.admin);
@@ -81,7 +80,7 @@ fn root_path_moves_the_application_not_the_admin_side() {
 
     // The simple server: under its application context path, then the root path.
     let dir = tempfile::tempdir().unwrap();
-    let service = start_simple(&config(dir.path(), "simple", "  rootPath: /api\n", ""));
+    let service = start_in_process_file(&config(dir.path(), "simple", "  rootPath: /api\n", ""));
     assert_eq!(
         get(&service, "/application/api/realtime/quotes/ACME", &[]).status,
         200
@@ -128,7 +127,7 @@ fn server_and_date_headers_follow_the_connector() {
 /// `Forwarded`) header, sent from 127.0.0.1.
 fn logged_clients(connector: &str, requests: &[(&str, &str)]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
-    let service = start(&config(dir.path(), "default", "", connector));
+    let service = start_in_process_file(&config(dir.path(), "default", "", connector));
     for (name, value) in requests {
         assert_eq!(
             get(&service, "/realtime/quotes/ACME", &[(name, value)]).status,
@@ -249,7 +248,7 @@ fn each_request_log_appender_writes_its_time_zone() {
          - {type: file, currentLogFilename: DIR/east.log, archive: false, timeZone: '+05:30'}\n\
          logging:\n  level: WARN\n",
     );
-    let service = start(&config);
+    let service = start_in_process_file(&config);
     for _ in 0..3 {
         assert_eq!(get(&service, "/realtime/quotes/ACME", &[]).status, 200);
     }
@@ -272,10 +271,10 @@ fn each_request_log_appender_writes_its_time_zone() {
 }
 
 /// The status of a GET whose `X-Pad` header is `pad` bytes long.
-fn padded(service: &Service, pad: usize) -> u16 {
+fn padded(service: &impl Serving, pad: usize) -> u16 {
     let pad = "a".repeat(pad);
     let response = common::raw(
-        service.app,
+        service.app(),
         format!("GET /realtime/quotes/ACME HTTP/1.1\r\nHost: t\r\nX-Pad: {pad}\r\nConnection: close\r\n\r\n")
             .as_bytes(),
     );
@@ -286,11 +285,11 @@ fn padded(service: &Service, pad: usize) -> u16 {
 fn max_request_header_size_sets_where_431_begins() {
     let dir = tempfile::tempdir().unwrap();
     // The default, 8 KiB.
-    let service = start(&config(dir.path(), "default", "", ""));
+    let service = start_in_process_file(&config(dir.path(), "default", "", ""));
     assert_eq!(padded(&service, 6 * 1024), 200);
     assert_eq!(padded(&service, 12 * 1024), 431);
     drop(service);
-    let service = start(&config(
+    let service = start_in_process_file(&config(
         dir.path(),
         "default",
         "",
@@ -317,7 +316,7 @@ fn access_json_lines(layout: &str, requests: &[Sent<'_>]) -> String {
              logging:\n  level: WARN\n"
         ),
     );
-    let mut service = start(&config);
+    let service = start_in_process_file(&config);
     for (method, path, headers) in requests {
         let mut c = connect(service.app);
         let body: &[u8] = if *method == "POST" {
@@ -327,8 +326,7 @@ fn access_json_lines(layout: &str, requests: &[Sent<'_>]) -> String {
         };
         request(&mut c, method, path, headers, body).unwrap();
     }
-    sigterm(&service.child);
-    assert!(wait_exit(&mut service.child).success());
+    service.shut_down();
     std::fs::read_to_string(dir.path().join("requests.log")).unwrap()
 }
 
@@ -444,7 +442,7 @@ fn access_json_writes_the_fields_names_and_headers_it_is_told() {
 #[test]
 fn context_paths_move_the_application_and_the_admin_side() {
     let dir = tempfile::tempdir().unwrap();
-    let service = start(&config(
+    let service = start_in_process_file(&config(
         dir.path(),
         "default",
         "  applicationContextPath: /app\n  adminContextPath: /ops\n",

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Service, start, write_config};
+use common::{InProcess, start_in_process_file, write_config};
 
 /// A self-signed certificate for `localhost`, as `cert.pem` and `key.pem` in `dir`.
 fn certificate(dir: &Path) {
@@ -15,10 +15,10 @@ fn certificate(dir: &Path) {
     std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem()).unwrap();
 }
 
-/// `realtime` on one application connector (`connector`, a YAML flow mapping), its request
+/// `realtime`, in this process, on one application connector (`connector`, a YAML flow mapping), its request
 /// log in `DIR/requests.log`.
-fn serve(dir: &Path, connector: &str) -> Service {
-    start(&write_config(
+fn serve(dir: &Path, connector: &str) -> InProcess {
+    start_in_process_file(&write_config(
         dir,
         &format!(
             "server:\n  applicationConnectors: [{connector}]\n  \
@@ -29,7 +29,7 @@ fn serve(dir: &Path, connector: &str) -> Service {
     ))
 }
 
-fn https(dir: &Path) -> Service {
+fn https(dir: &Path) -> InProcess {
     certificate(dir);
     serve(
         dir,

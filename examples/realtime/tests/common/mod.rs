@@ -289,7 +289,10 @@ pub fn start_in_process(yaml: &str) -> InProcess {
     let service = ferrowizard::testing::TestService::start(realtime::app::Realtime, yaml)
         .unwrap_or_else(|e| panic!("realtime did not start: {e}"));
     let addr = |url: &str| -> SocketAddr {
-        let rest = url.strip_prefix("http://").expect("an http URL");
+        let rest = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))
+            .expect("an http or https URL");
         rest[..rest.find('/').unwrap_or(rest.len())]
             .parse()
             .expect("an address")
@@ -311,16 +314,33 @@ pub fn start_in_process_file(config: &Path) -> InProcess {
 pub trait Serving {
     /// The application connector's address.
     fn app(&self) -> SocketAddr;
+    /// The admin connector's address.
+    fn admin(&self) -> SocketAddr;
+    /// Stops the service as SIGTERM does: drained, every request-log line written.
+    fn shut_down(self);
 }
 
 impl Serving for Service {
     fn app(&self) -> SocketAddr {
         self.app
     }
+    fn admin(&self) -> SocketAddr {
+        self.admin
+    }
+    fn shut_down(mut self) {
+        sigterm(&self.child);
+        assert!(wait_exit(&mut self.child).success());
+    }
 }
 
 impl Serving for InProcess {
     fn app(&self) -> SocketAddr {
         self.app
+    }
+    fn admin(&self) -> SocketAddr {
+        self.admin
+    }
+    fn shut_down(self) {
+        drop(self.service);
     }
 }
