@@ -4,15 +4,15 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{
-    Serving, connect, fail_to_start, get, raw, request, signal, start, start_in_process_file,
-    status_of, wait_exit, write_config,
+    Serving, connect, fail_to_start, get, raw, request, signal, sigterm, start,
+    start_in_process_file, start_with_open_files, status_of, wait_exit, write_config,
 };
 
 /// Application and admin connectors on free ports; `server` is added to the `server:`
@@ -147,6 +147,83 @@ fn hostile_clients_get_errors_and_realtime_serves_on() {
     // Every request served has its line.
     let served = log.lines().filter(|l| l.contains("\" 200 ")).count();
     assert_eq!(served, 22, "{log}");
+}
+
+/// The operator's case: the open-file limit at 128 and 300 idle connections held open. A new
+/// client is still answered within its 5 s timeout; the failed accepts are counted and logged
+/// (one WARN a second at most); idle connections gave way, the oldest first.
+///
+/// Catches: a server that waits for idle connections to leave by themselves (the client times
+/// out), accept errors logged on every failure or not at all, and an admin side left without
+/// descriptors once the burst is over.
+#[test]
+fn out_of_file_descriptors_idle_connections_give_way_to_new_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "server:\n  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  \
+         adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  requestLog: {appenders: []}\n\
+         logging:\n  level: WARN\n  appenders:\n    - {type: file, currentLogFilename: DIR/app.log, \
+         archive: false, discardingThreshold: 0}\n",
+    );
+    let mut service = start_with_open_files(&config, 128);
+    let started = Instant::now();
+    let mut idle: Vec<TcpStream> = (0..300)
+        .map(|_| TcpStream::connect(service.app).unwrap())
+        .collect();
+    let mut client = connect(service.app);
+    client
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(get(&mut client, "/realtime/quotes/ACME").unwrap(), 200);
+    // The oldest idle connection was closed to make room.
+    idle[0]
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert!(
+        matches!(idle[0].read(&mut [0u8; 16]), Ok(0) | Err(_)),
+        "the oldest idle connection is still open"
+    );
+    // Once the burst is over, connections idle for a second are closed down to 80% of the
+    // limit: the admin side finds descriptors again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let m = loop {
+        let answered = TcpStream::connect(service.admin).ok().and_then(|s| {
+            s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+            let mut c = BufReader::new(s);
+            request(&mut c, "GET", "/metrics", &[], b"").ok()
+        });
+        match answered {
+            Some(r) if r.status == 200 => break json(&r.body),
+            _ => {
+                assert!(Instant::now() < deadline, "the admin side never answered");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    };
+    let count = |name: &str| {
+        m["counters"][format!("ferrowizard.connections.{name}.application[0]")]["count"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {name}: {m}"))
+    };
+    assert!(count("acceptErrors") >= 1, "{m}");
+    assert!(count("closedIdle") >= 1, "{m}");
+    drop(idle);
+    sigterm(&service.child);
+    assert!(wait_exit(&mut service.child).success());
+    let log = std::fs::read_to_string(dir.path().join("app.log")).unwrap();
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("accept failed"))
+        .collect();
+    let seconds = started.elapsed().as_secs();
+    assert!(
+        !warnings.is_empty() && warnings.len() as u64 <= seconds + 2,
+        "{} WARN lines in {seconds} s:\n{log}",
+        warnings.len()
+    );
+    assert!(warnings[0].contains("Too many open files"), "{log}");
 }
 
 #[test]

@@ -46,6 +46,15 @@ macro_rules! connector {
                 reuse_address: bool = true
             ]
             [
+                /// Connections open at once (beyond DropWizard, as Jetty's `ConnectionLimit`):
+                /// past it, a new connection is answered 503 and closed (refused unanswered
+                /// over TLS) unless an idle one can be closed to make room; from 90% of it,
+                /// connections idle for a second are closed, the longest idle first. Unset: no
+                /// limit but the open-file limit, watched the same way.
+                #[garde(range(min = 1))]
+                max_connections: Option<u32> = None
+            ]
+            [
                 /// Send a `Server` header.
                 use_server_header: bool = false
             ]
@@ -178,6 +187,15 @@ impl ConnectorFactory {
             ConnectorFactory::Http(c) => c.port,
             ConnectorFactory::Https(c) => c.port,
         }
+    }
+
+    /// `maxConnections`, if set.
+    pub fn max_connections(&self) -> Option<usize> {
+        let max = match self {
+            ConnectorFactory::Http(c) => c.max_connections,
+            ConnectorFactory::Https(c) => c.max_connections,
+        };
+        max.map(|m| m as usize)
     }
 
     /// The configured bind address, if any.

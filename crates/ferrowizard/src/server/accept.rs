@@ -1,17 +1,21 @@
 //! Stage 1, **accept**: a connector's listening socket, the connections it accepts (through
 //! the TLS handshake on an https connector), and their count. Each accepted connection is
-//! handed to [`super::connection`], which serves it on a task of its own.
+//! handed to [`super::connection`], which serves it on a task of its own; near the limits of
+//! connections and file descriptors, [`super::pressure`] decides what gives way.
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use super::activity::Activity;
 use super::connection::{Connection, ConnectionSettings, HttpService};
+use super::pressure::{
+    self, AcceptErrors, Admission, Backoff, Connections, Limits, OpenConnection, Pressure,
+};
 
 /// Binds `addr` with the connector's socket options.
 pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<TcpListener> {
@@ -27,57 +31,64 @@ pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<T
     TcpListener::from_std(socket.into())
 }
 
-/// Counts a connector's live connections: shutdown waits for them, a gauge shows them.
-#[derive(Clone, Debug, Default)]
-pub struct Connections(Arc<AtomicUsize>);
-
-impl Connections {
-    /// Connections still open.
-    pub fn open(&self) -> usize {
-        self.0.load(Relaxed)
-    }
-
-    /// Counts one more connection until the returned guard drops.
-    fn opened(&self) -> OpenConnection {
-        self.0.fetch_add(1, Relaxed);
-        OpenConnection(self.clone())
-    }
-}
-
-/// One live connection (counted from accept to close, TLS handshake included).
-struct OpenConnection(Connections);
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        (self.0).0.fetch_sub(1, Relaxed);
-    }
-}
-
 /// Accepts connections until `shutdown` turns true, each served by a [`Connection`] on a task of
-/// its own.
+/// its own; under pressure (`limits` near), closes idle connections or refuses new ones
+/// ([`super::pressure`]).
 pub(crate) async fn accept_loop(
     listener: TcpListener,
     tls: Option<tokio_rustls::TlsAcceptor>,
     service: HttpService,
     settings: ConnectionSettings,
     mut shutdown: watch::Receiver<bool>,
-    connections: Connections,
+    (connector, connections, limits): (Arc<str>, Connections, Limits),
 ) {
     let local = listener.local_addr().ok();
+    let mut pressure = Pressure::new(connections.clone(), limits);
+    let mut errors = AcceptErrors::new(connector);
+    let mut backoff = Backoff::default();
+    let watching = pressure.watches();
+    let mut tick = tokio::time::interval(pressure::TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
+            _ = tick.tick(), if watching => {
+                #[cfg(unix)]
+                pressure.tick(pressure::probe(std::os::fd::AsFd::as_fd(&listener)));
+                continue;
+            }
             _ = shutdown.changed() => break,
         };
         let (stream, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
-                // Out of file descriptors and the like: say so, breathe, carry on.
-                tracing::warn!(target: "ferrowizard::server::connector", error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                // Out of file descriptors and the like: make room, breathe, say so (once a
+                // second at most), carry on.
+                let closed = if pressure::lacks_resources(&e) {
+                    pressure.accept_failed()
+                } else {
+                    0
+                };
+                errors.failed(&e, closed);
+                tokio::select! {
+                    () = tokio::time::sleep(backoff.next(closed)) => {}
+                    _ = shutdown.changed() => break,
+                }
                 continue;
             }
         };
+        backoff.reset();
+        errors.succeeded();
+        #[cfg(unix)]
+        let fd = u64::try_from(std::os::fd::AsRawFd::as_raw_fd(&stream)).ok();
+        #[cfg(not(unix))]
+        let fd = None;
+        if pressure.accepted(fd) == Admission::Refuse {
+            tracing::debug!(target: "ferrowizard::server::connection", %peer, "refused at maxConnections");
+            let open = connections.opened(None);
+            tokio::spawn(refuse(stream, tls.is_some(), open));
+            continue;
+        }
         tracing::debug!(target: "ferrowizard::server::connection", %peer, local = ?local, "connection accepted");
         let _ = stream.set_nodelay(true);
         let task = Connection::new(
@@ -87,19 +98,20 @@ pub(crate) async fn accept_loop(
             shutdown.clone(),
             peer,
         );
-        let open = connections.opened();
+        let activity = Arc::new(Activity::new(peer));
+        let open = connections.opened(Some(activity.clone()));
         let tls = tls.clone();
         tokio::spawn(async move {
             // Counted from accept to close, the TLS handshake included.
             let _open = open;
             match tls {
-                None => task.serve(stream).await,
+                None => task.serve(stream, activity).await,
                 Some(acceptor) => {
                     let handshake =
                         tokio::time::timeout(task.header_read_timeout(), acceptor.accept(stream))
                             .await;
                     match handshake {
-                        Ok(Ok(tls)) => task.serve(tls).await,
+                        Ok(Ok(tls)) => task.serve(tls, activity).await,
                         Ok(Err(e)) => {
                             tracing::debug!(target: "ferrowizard::server::connection", %peer, error = %e, "TLS handshake failed")
                         }
@@ -112,6 +124,29 @@ pub(crate) async fn accept_loop(
         });
     }
     tracing::debug!(target: "ferrowizard::server::connector", local = ?local, "stopped accepting");
+}
+
+/// The answer to a plain-HTTP connection past `maxConnections`.
+const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 20\r\nconnection: close\r\n\r\nToo many connections";
+
+/// Answers a connection past `maxConnections` and closes it: on plain HTTP a 503 (before any
+/// request is read: the client needs no more), then the rest of what it sent read and dropped
+/// for up to a second, so that closing with unread bytes does not reset the connection before
+/// the client read the 503; over TLS, closed at once (a handshake would cost what the limit
+/// saves).
+async fn refuse(mut stream: tokio::net::TcpStream, tls: bool, _open: OpenConnection) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if tls {
+        return;
+    }
+    let answered = async {
+        stream.write_all(REFUSED).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        io::Result::Ok(())
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), answered).await;
 }
 
 /// Reads a PEM certificate chain and key into a TLS acceptor (ALPN h2 and http/1.1).

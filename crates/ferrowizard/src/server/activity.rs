@@ -1,5 +1,6 @@
 //! What a connection's timer looks at ([`Activity`]), kept by the connection's stream
-//! ([`Watched`]) and by each request until it is answered ([`InFlight`]).
+//! ([`Watched`]) and by each request until it is answered ([`InFlight`]); the accept stage
+//! reads it too, to find the idle connections to close under pressure.
 
 use std::io;
 use std::net::SocketAddr;
@@ -36,6 +37,13 @@ pub(crate) struct Activity {
     in_flight: AtomicUsize,
     /// An HTTP/2 connection: frames flow between requests, so there is no head to time.
     http2: AtomicBool,
+    /// What the connection's timer saw last: the `moves` count, and since when (ms since
+    /// open) that count had not changed. Written once per check, read under pressure.
+    pub(super) seen_moves: AtomicU64,
+    pub(super) quiet_since: AtomicU64,
+    /// Asked to close if idle, by the accept stage under pressure (once: `nudged`).
+    pub(super) nudge: tokio::sync::Notify,
+    pub(super) nudged: AtomicBool,
 }
 
 impl Activity {
@@ -49,7 +57,28 @@ impl Activity {
             head_pending: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             http2: AtomicBool::new(false),
+            seen_moves: AtomicU64::new(0),
+            quiet_since: AtomicU64::new(0),
+            nudge: tokio::sync::Notify::new(),
+            nudged: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the connection waits for a request: none in flight, no head begun.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.in_flight.load(Relaxed) == 0 && !self.head_pending.load(Relaxed)
+    }
+
+    /// How long (ms) the connection has been idle, as far as its timer knows: `None` when it
+    /// is not idle, `Some(0)` when it is but moved bytes since its timer last looked.
+    pub(crate) fn idle_for(&self) -> Option<u64> {
+        if !self.is_idle() {
+            return None;
+        }
+        if self.moves.load(Relaxed) != self.seen_moves.load(Relaxed) {
+            return Some(0);
+        }
+        Some(self.now().saturating_sub(self.quiet_since.load(Relaxed)))
     }
 
     /// Milliseconds since the connection opened, from the kernel's coarse clock (a few ms of

@@ -81,11 +81,15 @@ impl Connection {
         self.settings.header_read_timeout
     }
 
-    /// Serves the connection's requests over `io` until it closes.
-    pub(crate) async fn serve<T: AsyncRead + AsyncWrite + Unpin + Send + 'static>(self, io: T) {
+    /// Serves the connection's requests over `io` until it closes, keeping `activity` (made
+    /// at accept, where the pressure stage reads it).
+    pub(crate) async fn serve<T: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+        self,
+        io: T,
+        activity: Arc<Activity>,
+    ) {
         let started = Instant::now();
         let peer = self.peer;
-        let activity = Arc::new(Activity::new(peer));
         let io = TokioIo::new(Watched::new(io, activity.clone()));
         let head_activity = activity.clone();
         // The connection's own instance of the service, called in place: nothing is cloned per
@@ -167,6 +171,12 @@ impl Connection {
         tokio::pin!(stop);
         let check = OnWake::new(tokio::time::sleep(period));
         tokio::pin!(check);
+        // Under pressure the accept stage asks idle connections to close, the longest idle
+        // first (`super::pressure`). Closed gracefully: a request that began meanwhile is
+        // answered first.
+        let nudged = activity.clone();
+        let nudge = OnWake::new(async move { nudged.nudge.notified().await });
+        tokio::pin!(nudge);
         // What the checks saw: the bytes moved, and since when (ms) that count is unchanged.
         let mut quiet = (activity.moves.load(Relaxed), activity.now());
         // The pending head last seen, and since when.
@@ -190,12 +200,20 @@ impl Connection {
                     closing = Closing::Shutdown;
                     conn.as_mut().graceful_shutdown();
                 }
+                () = &mut nudge, if closing == Closing::Open => {
+                    tracing::debug!(target: "ferrowizard::server::connection", %peer, "closed under pressure");
+                    closing = Closing::Idle;
+                    quiet.1 = activity.now();
+                    conn.as_mut().graceful_shutdown();
+                }
                 () = &mut check => {
                     let now = activity.now();
                     let moves = activity.moves.load(Relaxed);
                     if moves != quiet.0 {
                         quiet = (moves, now);
+                        activity.quiet_since.store(now, Relaxed);
                     }
+                    activity.seen_moves.store(moves, Relaxed);
                     let silent = now.saturating_sub(quiet.1);
                     match closing {
                         Closing::Idle if silent >= idle => {

@@ -41,6 +41,7 @@ mod forwarded;
 mod handle;
 pub(crate) mod metrics;
 mod pipeline;
+mod pressure;
 mod receive;
 mod request_log;
 mod respond;
@@ -55,13 +56,13 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::config::server::{ConnectorFactory, ServerFactory, TlsProtocol};
-use accept::Connections;
 use admit::Overload;
 use connection::{ConnectionSettings, HttpService};
 use ferrowizard_metrics::{MetricRegistry, RegistryError};
 pub use forwarded::Client;
 use metrics::RequestMetrics;
 use pipeline::{Pipeline, PipelineSettings};
+use pressure::{Connections, Limits};
 use request_log::RequestLog;
 use route::RouteTable;
 pub use route::Routes;
@@ -393,17 +394,19 @@ impl Server {
             );
             let (conn_settings, _, _) = settings(&plan.connector);
             if plan.role == "admin" {
-                admin_jobs.push((listener.into_std(), tls, service, conn_settings));
+                let limits = Limits::new(plan.connector.max_connections());
+                admin_jobs.push((listener.into_std(), tls, service, conn_settings, limits));
             } else {
                 let open = Connections::default();
                 register_connector(metrics, &connector_name, &open, &overload)?;
+                let limits = Limits::new(plan.connector.max_connections());
                 tokio::spawn(accept::accept_loop(
                     listener,
                     tls,
                     service,
                     conn_settings,
                     shutdown_rx.clone(),
-                    open.clone(),
+                    (connector_name.into(), open.clone(), limits),
                 ));
                 connections.push(open);
             }
@@ -486,14 +489,42 @@ fn register_connector(
         "Requests answered 503 because maxThreads and maxQueuedRequests were full, by connector",
     );
     let labels = [("connector", name)];
-    let open = open.clone();
+    let gauge = open.clone();
     registry.gauge("ferrowizard.connections", &labels, move || {
-        open.open() as f64
+        gauge.open() as f64
     })?;
     let overload = overload.clone();
     registry.counter_fn("ferrowizard.overload.rejected", &labels, move || {
         overload.rejected() as f64
     })?;
+    registry.describe(
+        "ferrowizard.connections.acceptErrors",
+        "Accepts that failed (out of file descriptors, buffers or memory), by connector",
+    );
+    registry.describe(
+        "ferrowizard.connections.refused",
+        "Connections refused at maxConnections, by connector",
+    );
+    registry.describe(
+        "ferrowizard.connections.closedIdle",
+        "Idle connections closed because connections or file descriptors neared their limit, by connector",
+    );
+    type Count = fn(&Connections) -> u64;
+    let counts: [(&str, Count); 3] = [
+        (
+            "ferrowizard.connections.acceptErrors",
+            Connections::accept_errors,
+        ),
+        ("ferrowizard.connections.refused", Connections::refused),
+        (
+            "ferrowizard.connections.closedIdle",
+            Connections::closed_idle,
+        ),
+    ];
+    for (name, count) in counts {
+        let open = open.clone();
+        registry.counter_fn(name, &labels, move || count(&open) as f64)?;
+    }
     Ok(())
 }
 
@@ -507,6 +538,7 @@ type AdminJob = (
     Option<tokio_rustls::TlsAcceptor>,
     HttpService,
     ConnectionSettings,
+    Limits,
 );
 
 fn start_admin_runtime(
@@ -514,13 +546,13 @@ fn start_admin_runtime(
 ) -> Result<(std::thread::JoinHandle<()>, watch::Sender<bool>), StartError> {
     let (stop, stop_rx) = watch::channel(false);
     let mut ready = Vec::new();
-    for (listener, tls, service, settings) in jobs {
+    for (listener, tls, service, settings, limits) in jobs {
         let listener = listener.map_err(|source| StartError::Bind {
             addr: SocketAddr::from(([0, 0, 0, 0], 0)),
             what: "admin connector".into(),
             source,
         })?;
-        ready.push((listener, tls, service, settings));
+        ready.push((listener, tls, service, settings, limits));
     }
     let thread = std::thread::Builder::new()
         .name("ferrowizard-admin".into())
@@ -533,19 +565,23 @@ fn start_admin_runtime(
                 }
             };
             runtime.block_on(async move {
-                let connections = Connections::default();
+                // One count per connector: `maxConnections` is each connector's own.
+                let mut connections = Vec::new();
                 let mut tasks = Vec::new();
-                for (listener, tls, service, settings) in ready {
+                for (n, (listener, tls, service, settings, limits)) in ready.into_iter().enumerate() {
+                    let open = Connections::default();
                     match TcpListener::from_std(listener) {
-                        Ok(l) => tasks.push(tokio::spawn(accept::accept_loop(l, tls, service, settings, stop_rx.clone(), connections.clone()))),
+                        Ok(l) => tasks.push(tokio::spawn(accept::accept_loop(l, tls, service, settings, stop_rx.clone(), (format!("admin[{n}]").into(), open.clone(), limits)))),
                         Err(e) => tracing::error!(target: "ferrowizard::server", error = %e, "admin connector"),
                     }
+                    connections.push(open);
                 }
                 for t in tasks {
                     let _ = t.await;
                 }
                 let deadline = Instant::now() + Duration::from_secs(5);
-                while connections.open() > 0 && Instant::now() < deadline {
+                let open = || connections.iter().map(Connections::open).sum::<usize>();
+                while open() > 0 && Instant::now() < deadline {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
             });

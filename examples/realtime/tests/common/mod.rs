@@ -44,8 +44,38 @@ pub fn start_simple(config: &Path) -> Service {
     start_roles(config, &[], &[], false)
 }
 
+/// [`start`] with the open-file limit (`RLIMIT_NOFILE`) at `limit`.
+pub fn start_with_open_files(config: &Path, limit: u64) -> Service {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_realtime"));
+    // SAFETY: between fork and exec, only `setrlimit` (async-signal-safe) runs.
+    unsafe {
+        command.pre_exec(move || {
+            use nix::sys::resource::{Resource, setrlimit};
+            setrlimit(Resource::RLIMIT_NOFILE, limit, limit).map_err(std::io::Error::from)
+        });
+    }
+    spawn(command, config, &[], &[], true)
+}
+
 fn start_roles(config: &Path, args: &[&str], env: &[(&str, &str)], admin: bool) -> Service {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_realtime"))
+    spawn(
+        Command::new(env!("CARGO_BIN_EXE_realtime")),
+        config,
+        args,
+        env,
+        admin,
+    )
+}
+
+fn spawn(
+    mut command: Command,
+    config: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    admin: bool,
+) -> Service {
+    let mut child = command
         .arg("server")
         .arg(config)
         .args(args)
