@@ -1,4 +1,4 @@
-//! The experiment's four configurations: which binary each starts, with which arguments.
+//! The experiment's five configurations: which binary each starts, with which arguments.
 //!
 //! The YAML files are built into the experiment (the seed's `before.yaml` and `after.yaml`
 //! from the realtime package, `production.yaml` from this one) and written to the output
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::services::Services;
 
 const BEFORE: &str = include_str!("../../realtime/config/before.yaml");
+const BEFORE_LOSSLESS: &str = include_str!("../../realtime/config/before-lossless.yaml");
 const AFTER: &str = include_str!("../../realtime/config/after.yaml");
 const PRODUCTION: &str = include_str!("../config/production.yaml");
 
@@ -36,6 +37,7 @@ pub fn write(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for (name, text) in [
         ("before.yaml", BEFORE),
+        ("before-lossless.yaml", BEFORE_LOSSLESS),
         ("after.yaml", AFTER),
         ("production.yaml", PRODUCTION),
     ] {
@@ -44,7 +46,7 @@ pub fn write(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The four configurations, their YAML files in `dir` (see [`write`]). Each service runs
+/// The five configurations, their YAML files in `dir` (see [`write`]). Each service runs
 /// in a folder of its own, where its stdout, stderr and log files land.
 pub fn all(services: &Services, dir: &Path) -> Vec<Config> {
     let file = |name: &str| dir.join(name).display().to_string();
@@ -62,6 +64,13 @@ pub fn all(services: &Services, dir: &Path) -> Vec<Config> {
             what: "the seed's start: root DEBUG, console appender, console request log (stdout to a file)",
             program: services.realtime.clone(),
             args: seed("before.yaml"),
+            request_log: None,
+        },
+        Config {
+            name: "before-lossless",
+            what: "`before` with discardingThreshold: 0: not a line dropped, a full queue waits",
+            program: services.realtime.clone(),
+            args: seed("before-lossless.yaml"),
             request_log: None,
         },
         Config {

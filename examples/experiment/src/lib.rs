@@ -260,7 +260,14 @@ fn lossless(
 /// Removes what an earlier run left in `out`: the rounds' folders, the reports and
 /// summaries (only the experiment's own files; the configs are written over).
 fn clean(out: &Path) {
-    let ours = ["before.", "after.", "production", "naive-rust.", "summary."];
+    let ours = [
+        "before.",
+        "before-lossless.",
+        "after.",
+        "production",
+        "naive-rust.",
+        "summary.",
+    ];
     let Ok(entries) = std::fs::read_dir(out) else {
         return;
     };

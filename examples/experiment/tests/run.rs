@@ -11,7 +11,13 @@ use serde_json::Value;
 
 mod common;
 
-const CONFIGS: [&str; 4] = ["before", "after", "production", "naive-rust"];
+const CONFIGS: [&str; 5] = [
+    "before",
+    "before-lossless",
+    "after",
+    "production",
+    "naive-rust",
+];
 
 fn json(path: &Path) -> Value {
     let text = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -86,14 +92,14 @@ fn by_default_nothing_is_kept_and_the_output_goes_to_the_target_directory() {
     );
     assert_eq!(
         stdout.matches("round 1 of 1: the service wrote ").count(),
-        4,
+        CONFIGS.len(),
         "{stdout}"
     );
     assert_eq!(
         stdout
             .matches("; counted, then deleted (--keep-logs none)")
             .count(),
-        4,
+        CONFIGS.len(),
         "{stdout}"
     );
     let summary = json(&out.join("summary.json"));

@@ -73,7 +73,7 @@ fn every_case_is_accepted_or_rejected_as_named_with_its_report() {
 fn dump_shows_the_normalized_config_and_reloads() {
     let dir = tempfile::tempdir().unwrap();
     let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
-    for seed in ["before.yaml", "after.yaml"] {
+    for seed in ["before.yaml", "before-lossless.yaml", "after.yaml"] {
         let out = Command::cargo_bin("realtime")
             .unwrap()
             .current_dir(&cases)
