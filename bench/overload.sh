@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Overload without collapse: realtime offered twice its capacity in an open model (volley, one
+# shared connection pool, 5 s request timeout), in rounds. Each round measures the capacity
+# just before (closed model) and then floods at twice it, and reports goodput over capacity,
+# the 99th percentile of the 503 answers, and client timeouts.
+#
+#   bench/overload.sh [ROUNDS] [SECONDS] [ENDPOINT]      (default 3 rounds of 10 s, backend)
+#
+# ENDPOINT `backend`: the long poll `/realtime/quotes/ACME/next` with the feed ticking every
+# 10 ms, a handler that waits on something else as a database call would; capacity is what
+# `maxThreads: 64` handlers waiting ~10 ms each can serve, measured with 64 closed-model users.
+# ENDPOINT `cpu`: `/realtime/quotes/ACME`, answered at once, so that capacity is the CPU's,
+# measured with 64 closed-model users; volley shares the machine's cores with the service.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+seconds=${2:-10}
+endpoint=${3:-backend}
+case $endpoint in
+  backend) path=/realtime/quotes/ACME/next ;;
+  cpu) path=/realtime/quotes/ACME ;;
+  *) echo "ENDPOINT is backend or cpu"; exit 2 ;;
+esac
+cargo build --release -q -p realtime -p volley
+work=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+cat > "$work/realtime.yaml" <<YAML
+server:
+  maxThreads: 64
+  maxQueuedRequests: 64
+  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]
+  adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]
+  requestLog: {appenders: []}
+logging: {level: WARN, appenders: []}
+quotes: {tickInterval: 10ms}
+YAML
+target/release/realtime server "$work/realtime.yaml" > "$work/realtime.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  addr=$(grep -m1 'application listening' "$work/realtime.out" 2>/dev/null | sed 's#.*://##' || true)
+  [ -n "$addr" ] && break
+  sleep 0.1
+done
+scenario() { # NAME INJECTION
+  cat <<YAML
+baseUrl: http://$addr
+consoleInterval: 1h
+http: {shareConnections: true, requestTimeout: 5s}
+scenarios:
+  - name: $1
+    injection: [$2]
+    steps: [{request: {name: quote, path: $path}}]
+YAML
+}
+scenario capacity "{constantConcurrentUsers: 64, during: ${seconds}s}" > "$work/closed.yaml"
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+for r in $(seq 1 "$rounds"); do
+  target/release/volley run "$work/closed.yaml" --out "$work/closed" > /dev/null
+  capacity=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['global']['ok']['count'] / $seconds)" "$work/closed/results.json")
+  rate=$(python3 -c "print(round(2 * $capacity))")
+  scenario flood "{constantUsersPerSec: $rate, during: ${seconds}s}" > "$work/open.yaml"
+  target/release/volley run "$work/open.yaml" --out "$work/open" > /dev/null
+  python3 - "$work/open/results.json" "$capacity" "$seconds" "$r" "$rate" <<'PY' | tee -a "$work/rounds"
+import json, sys
+d = json.load(open(sys.argv[1]))
+capacity, seconds, r, rate = float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+g = d["global"]
+timeouts = sum(n for e, n in d["errors"].items() if "timeout" in e.lower())
+# Over the run's own length: a flood the generator cannot keep up with lasts longer than asked.
+goodput = g["ok"]["count"] / max(d["durationSeconds"], seconds)
+print(f"round {r}: capacity {capacity:.0f} req/s, offered {rate}/s for {seconds:.0f} s, "
+      f"ran {d['durationSeconds']:.1f} s: goodput {goodput:.0f} req/s "
+      f"({goodput / capacity:.3f}x), {g['ko']['count']} KO, 503 p99 {g['ko']['p99']:.1f} ms, "
+      f"OK p99 {g['ok']['p99']:.1f} ms, {timeouts} timeouts "
+      f"RATIO {goodput / capacity:.4f} KO99 {g['ko']['p99']:.3f} TIMEOUTS {timeouts}")
+PY
+done
+printf 'median of %d rounds (%s): goodput / capacity %s, 503 p99 %s ms, timeouts %s\n' "$rounds" "$endpoint" \
+  "$(awk '{for(i=1;i<=NF;i++) if($i=="RATIO") print $(i+1)}' "$work/rounds" | median)" \
+  "$(awk '{for(i=1;i<=NF;i++) if($i=="KO99") print $(i+1)}' "$work/rounds" | median)" \
+  "$(awk '{for(i=1;i<=NF;i++) if($i=="TIMEOUTS") print $(i+1)}' "$work/rounds" | median)"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A soak: realtime under about 70% of its capacity (volley, 64 users throttled) for a long run, its
+# request log lossless and rotated every minute. Samples the service once a minute (RSS, open
+# files, CPU per request) and checks at the end that the request log (current file and every
+# archive) has one line per request the service answered.
+#
+#   bench/soak.sh [MINUTES]      (default 30)
+#
+# Flat means: after the first 5 minutes (warm-up), each sample within 10% of the warm-up's last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+minutes=${1:-30}
+cargo build --release -q -p realtime -p volley
+work=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+cat > "$work/realtime.yaml" <<YAML
+server:
+  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]
+  adminConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]
+  requestLog:
+    appenders:
+      - type: file
+        currentLogFilename: $work/logs/requests.log
+        archivedLogFilenamePattern: $work/logs/requests-%d{yyyy-MM-dd-HH-mm}.log.gz
+        archivedFileCount: 0
+logging:
+  level: INFO
+  appenders:
+    - type: file
+      currentLogFilename: $work/logs/app.log
+      archivedLogFilenamePattern: $work/logs/app-%d{yyyy-MM-dd-HH-mm}.log.gz
+      archivedFileCount: 0
+YAML
+target/release/realtime server "$work/realtime.yaml" > "$work/realtime.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  addr=$(grep -m1 'application listening' "$work/realtime.out" 2>/dev/null | sed 's#.*://##' || true)
+  admin=$(grep -m1 'admin listening' "$work/realtime.out" 2>/dev/null | sed 's#.*://##' || true)
+  [ -n "$addr" ] && [ -n "$admin" ] && break
+  sleep 0.1
+done
+scenario() { # INJECTION [RPS]
+  local throttle=""
+  [ -n "${2:-}" ] && throttle="throttle: [{jumpToRps: $2}]"
+  cat <<YAML
+baseUrl: http://$addr
+consoleInterval: 1h
+http: {requestTimeout: 10s}
+$throttle
+scenarios:
+  - name: soak
+    injection: [$1]
+    steps: [{request: {name: quote, path: /realtime/quotes/ACME}}]
+YAML
+}
+scenario "{constantConcurrentUsers: 64, during: 10s}" > "$work/capacity.yaml"
+target/release/volley run "$work/capacity.yaml" --out "$work/capacity" > /dev/null
+capacity=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['global']['ok']['count'] / d['durationSeconds'])" "$work/capacity/results.json")
+rate=$(python3 -c "print(round(0.7 * $capacity))")
+echo "capacity $capacity req/s (64 closed-model users, 10 s); soak at $rate req/s for $minutes min"
+served() { curl -s "http://$admin/metrics" | python3 -c "import json,sys; print(json.load(sys.stdin)['timers']['ferrowizard.requests']['count'])"; }
+sample() { # MINUTE
+  local rss fds ticks requests
+  rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+  fds=$(ls "/proc/$pid/fd" | wc -l)
+  ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  requests=$(served)
+  echo "$1 $rss $fds $ticks $requests" >> "$work/samples"
+}
+# 64 users throttled to the rate: the generator's cost per request stays that of the capacity run.
+scenario "{constantConcurrentUsers: 64, during: ${minutes}m}" "$rate" > "$work/soak.yaml"
+target/release/volley run "$work/soak.yaml" --out "$work/soak" > "$work/volley.out" &
+volley=$!
+sample 0
+for m in $(seq 1 "$minutes"); do
+  sleep 60
+  sample "$m"
+done
+wait "$volley"
+sleep 1
+final=$(served)
+kill -TERM "$pid"
+wait "$pid" || true
+hz=$(getconf CLK_TCK)
+python3 - "$work/samples" "$hz" <<'PY'
+import sys
+rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
+hz = int(sys.argv[2])
+print("minute  RSS (MB)  open files  CPU us/request (that minute)  requests")
+per = []
+for prev, row in zip(rows, rows[1:]):
+    cpu = (row[3] - prev[3]) / hz * 1e6 / max(1, row[4] - prev[4])
+    per.append((row[0], row[1] / 1024, row[2], cpu))
+    print(f"{row[0]:6d}  {row[1] / 1024:8.1f}  {row[2]:10d}  {cpu:28.2f}  {row[4] - prev[4]:8d}")
+warm = [p for p in per if p[0] > 5]
+if warm:
+    base = next(p for p in per if p[0] == 5) if any(p[0] == 5 for p in per) else warm[0]
+    for name, i in (("RSS", 1), ("open files", 2), ("CPU per request", 3)):
+        worst = max(abs(p[i] / base[i] - 1) for p in warm)
+        print(f"{name}: after minute 5, at most {worst * 100:.1f}% from minute 5's ({'flat' if worst <= 0.10 else 'NOT flat'})")
+PY
+# The application's requests (the admin side's, this script's samples, are logged too).
+lines=$( { cat "$work"/logs/requests.log; ls "$work"/logs/requests-*.log.gz 2>/dev/null | xargs -r zcat; } | grep -c '"GET /realtime/')
+archives=$(ls "$work"/logs/requests-*.log.gz 2>/dev/null | wc -l)
+echo "request-log lines: $lines (current file and $archives archives); requests the service answered: $final ($([ "$lines" = "$final" ] && echo equal || echo NOT equal))"
+grep -E "request count|KO|timeout" "$work/volley.out" | head -5 || true
