@@ -45,7 +45,8 @@ const LONGEST_NAP: Duration = Duration::from_millis(4);
 const NAP_FILL: (u64, u64) = (3, 8);
 const IDLE_NAPS: u32 = 100;
 
-/// Write errors are reported on stderr at most this often.
+/// Write errors are reported on stderr at most this often, with how many writes failed and
+/// lines were lost since the last report.
 const ERROR_REPORT_INTERVAL: Duration = Duration::from_secs(60);
 
 #[allow(clippy::too_many_arguments)]
@@ -75,6 +76,7 @@ pub(crate) fn spawn(
         held_since: None,
         flushes: Vec::new(),
         last_report: None,
+        failures: 0,
         unreported: 0,
     };
     std::thread::Builder::new()
@@ -108,6 +110,8 @@ struct Worker {
     /// Flushes asked for: the index to write up to, and whom to answer.
     flushes: Vec<(u64, Sender<()>)>,
     last_report: Option<Instant>,
+    /// Failed writes since the last report.
+    failures: u64,
     /// Lines lost to write errors since the last report.
     unreported: u64,
 }
@@ -295,7 +299,7 @@ impl Worker {
 
     fn flush_sink(&mut self) {
         if let Err(e) = self.sink.flush() {
-            self.report(&e, 0);
+            self.write_failed(&e, 0);
         }
     }
 
@@ -315,13 +319,15 @@ impl Worker {
                 for (level, n) in self.levels.iter().enumerate() {
                     self.counters.written(level, *n);
                 }
+                if self.failures > 0 {
+                    self.report_recovery();
+                }
             }
             Err(e) => {
-                self.counters.write_error();
                 for (level, n) in self.levels.iter().enumerate() {
                     self.counters.lost(level, *n);
                 }
-                self.report(&e, self.line_ends.len() as u64);
+                self.write_failed(&e, self.line_ends.len() as u64);
             }
         }
         self.batch.clear();
@@ -331,22 +337,60 @@ impl Worker {
         self.held_since = None;
     }
 
-    /// Tells stderr about write errors, at most once a minute, with the lines lost since.
-    fn report(&mut self, e: &std::io::Error, lost: u64) {
+    /// Counts a failed write that lost `lost` lines, and tells stderr about it unless it did
+    /// less than a minute ago ([`ERROR_REPORT_INTERVAL`]): a full disk fails every batch,
+    /// and one line a minute says so as well as thousands.
+    fn write_failed(&mut self, e: &std::io::Error, lost: u64) {
+        self.counters.write_error();
+        self.failures += 1;
         self.unreported += lost;
-        let due = self
-            .last_report
-            .is_none_or(|t| t.elapsed() >= ERROR_REPORT_INTERVAL);
-        if due {
+        if self.report_due() {
+            let tally = self.tally();
             eprintln!(
-                "ferrowizard-logging: appender {} ({}): write failed: {e}; {} lines dropped since the last report; retrying",
-                self.name,
-                self.sink.describe(),
-                self.unreported
+                "ferrowizard-logging: {}: write failed: {e}; {tally}; retrying",
+                self.name
             );
-            self.last_report = Some(Instant::now());
-            self.unreported = 0;
         }
+    }
+
+    /// After a write that succeeded following failures: once the last report is a minute
+    /// old, tells stderr that writing works again and what was lost since.
+    fn report_recovery(&mut self) {
+        if self.report_due() {
+            let tally = self.tally();
+            eprintln!("ferrowizard-logging: {}: writing again; {tally}", self.name);
+        }
+    }
+
+    fn report_due(&self) -> bool {
+        self.last_report
+            .is_none_or(|t| t.elapsed() >= ERROR_REPORT_INTERVAL)
+    }
+
+    /// What failed since the last report, for the report being written now.
+    fn tally(&mut self) -> String {
+        let since = match self.last_report {
+            Some(_) => "since the last report",
+            None => "so far",
+        };
+        let tally = format!(
+            "{} and {} dropped {since}",
+            counted(self.failures, "failed write"),
+            counted(self.unreported, "line")
+        );
+        self.last_report = Some(Instant::now());
+        self.failures = 0;
+        self.unreported = 0;
+        tally
+    }
+}
+
+/// `n` and `what`, plural unless one: `2 lines`.
+fn counted(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 

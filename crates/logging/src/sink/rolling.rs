@@ -5,6 +5,7 @@
 //! reads, and rotation must run inside our writer thread between two batches: that is what
 //! makes "no line lost, none duplicated" hold without any locking.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -175,7 +176,12 @@ pub(crate) fn archives(pattern: &mut ArchivePattern) -> Vec<(PathBuf, u64, Syste
     };
     let mut found: Vec<(PathBuf, u64, SystemTime)> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_str().is_some_and(|n| pattern.matches(n)))
+        .filter(|e| {
+            // An archive still waiting for compression (`NAME.tmp`) counts as one.
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| pattern.matches(n.strip_suffix(".tmp").unwrap_or(n)))
+        })
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
             Some((e.path(), meta.len(), meta.modified().ok()?))
@@ -205,6 +211,50 @@ pub(crate) fn clean_up(policy: &mut RollingPolicy) {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// The name an archive has while it waits for compression: `NAME.tmp`.
+pub(crate) fn tmp_name(target: &Path) -> PathBuf {
+    let mut s = target.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Compresses every archive of `pattern` waiting as `NAME.tmp` into `NAME`: the one just
+/// rotated, and any an earlier try could not compress (a full disk) or an earlier run left.
+/// A try that fails leaves no partial archive: its file waits for the next rotation.
+pub(crate) fn compress_waiting(pattern: &mut ArchivePattern) {
+    for (path, _, _) in archives(pattern) {
+        let Some(target) = path
+            .to_str()
+            .and_then(|p| p.strip_suffix(".tmp"))
+            .map(PathBuf::from)
+        else {
+            continue;
+        };
+        if let Err(e) = compress(&path, &target) {
+            let _ = std::fs::remove_file(&target);
+            eprintln!(
+                "ferrowizard-logging: cannot compress {}: {e}; trying again at the next rotation",
+                path.display()
+            );
+            // Whatever failed (most often room) fails the others too.
+            return;
+        }
+    }
+}
+
+fn compress(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut input = std::fs::File::open(from)?;
+    let output = std::fs::File::create(to)?;
+    // The fastest level: log lines repeat so much that it still shrinks a file about a
+    // hundredfold, for a fraction of the default level's CPU (BENCHMARKS.md, "Server under
+    // load"), and archiving shares the machine with the service it logs.
+    let mut encoder =
+        flate2::write::GzEncoder::new(std::io::BufWriter::new(output), flate2::Compression::fast());
+    std::io::copy(&mut input, &mut encoder)?;
+    encoder.finish()?.flush()?;
+    std::fs::remove_file(from)
 }
 
 #[cfg(test)]

@@ -58,6 +58,14 @@ pub fn start_with_open_files(config: &Path, limit: u64) -> Service {
     spawn(command, config, &[], &[], true)
 }
 
+/// [`start`] with the child's stderr written to the file `stderr`, for tests of what the
+/// service reports there.
+pub fn start_with_stderr(config: &Path, stderr: &Path) -> Service {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_realtime"));
+    command.stderr(std::fs::File::create(stderr).expect("the stderr file"));
+    spawn(command, config, &[], &[], true)
+}
+
 fn start_roles(config: &Path, args: &[&str], env: &[(&str, &str)], admin: bool) -> Service {
     spawn(
         Command::new(env!("CARGO_BIN_EXE_realtime")),
@@ -81,7 +89,6 @@ fn spawn(
         .args(args)
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn realtime");
     let stdout = child.stdout.take().expect("stdout");
@@ -374,3 +381,9 @@ impl Serving for InProcess {
         drop(self.service);
     }
 }
+
+#[allow(unused_imports)] // Only the disk-fault tests use them.
+pub use tmpfs::{Tmpfs, fill};
+
+#[path = "../../../../crates/logging/tests/support/tmpfs.rs"]
+mod tmpfs;
