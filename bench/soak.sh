@@ -45,6 +45,7 @@ scenario() { # INJECTION [RPS]
   cat <<YAML
 baseUrl: http://$addr
 consoleInterval: 1h
+maxDuration: $((minutes + 5))m
 http: {requestTimeout: 10s}
 $throttle
 scenarios:
