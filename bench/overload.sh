@@ -53,17 +53,23 @@ scenarios:
 YAML
 }
 scenario capacity "{constantConcurrentUsers: 64, during: ${seconds}s}" > "$work/closed.yaml"
+# The share of the machine's CPU time its hypervisor gave to others (/proc/stat's steal): a
+# virtual machine's cores taken away for milliseconds at a time stall the service and volley
+# together, and show as a tail in every latency.
+cpu_ticks() { awk '/^cpu / {print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for r in $(seq 1 "$rounds"); do
   target/release/volley run "$work/closed.yaml" --out "$work/closed" > /dev/null
   capacity=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['global']['ok']['count'] / $seconds)" "$work/closed/results.json")
   rate=$(python3 -c "print(round(2 * $capacity))")
   scenario flood "{constantUsersPerSec: $rate, during: ${seconds}s}" > "$work/open.yaml"
+  before=$(cpu_ticks)
   target/release/volley run "$work/open.yaml" --out "$work/open" > /dev/null
-  python3 - "$work/open/results.json" "$capacity" "$seconds" "$r" "$rate" <<'PY' | tee -a "$work/rounds"
+  steal=$(printf '%s %s\n' "$before" "$(cpu_ticks)" | awk '{printf "%.2f", 100 * ($3 - $1) / ($4 - $2)}')
+  python3 - "$work/open/results.json" "$capacity" "$seconds" "$r" "$rate" "$steal" <<'PY' | tee -a "$work/rounds"
 import json, sys
 d = json.load(open(sys.argv[1]))
-capacity, seconds, r, rate = float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+capacity, seconds, r, rate, steal = float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 g = d["global"]
 timeouts = sum(n for e, n in d["errors"].items() if "timeout" in e.lower())
 # Over the run's own length: a flood the generator cannot keep up with lasts longer than asked.
@@ -71,11 +77,11 @@ goodput = g["ok"]["count"] / max(d["durationSeconds"], seconds)
 print(f"round {r}: capacity {capacity:.0f} req/s, offered {rate}/s for {seconds:.0f} s, "
       f"ran {d['durationSeconds']:.1f} s: goodput {goodput:.0f} req/s "
       f"({goodput / capacity:.3f}x), {g['ko']['count']} KO, 503 p99 {g['ko']['p99']:.1f} ms, "
-      f"OK p99 {g['ok']['p99']:.1f} ms, {timeouts} timeouts "
-      f"RATIO {goodput / capacity:.4f} KO99 {g['ko']['p99']:.3f} TIMEOUTS {timeouts}")
+      f"OK p99 {g['ok']['p99']:.1f} ms, {timeouts} timeouts, CPU stolen {steal}% "
+      f"RATIO {goodput / capacity:.4f} KO99 {g['ko']['p99']:.3f} TIMEOUTS {timeouts} STEAL {steal}")
 PY
 done
-printf 'median of %d rounds (%s): goodput / capacity %s, 503 p99 %s ms, timeouts %s\n' "$rounds" "$endpoint" \
-  "$(awk '{for(i=1;i<=NF;i++) if($i=="RATIO") print $(i+1)}' "$work/rounds" | median)" \
-  "$(awk '{for(i=1;i<=NF;i++) if($i=="KO99") print $(i+1)}' "$work/rounds" | median)" \
-  "$(awk '{for(i=1;i<=NF;i++) if($i=="TIMEOUTS") print $(i+1)}' "$work/rounds" | median)"
+field() { awk -v f="$1" '{for(i=1;i<=NF;i++) if($i==f) print $(i+1)}' "$work/rounds" | median; }
+printf 'median of %d rounds (%s): goodput / capacity %s, 503 p99 %s ms, timeouts %s, CPU stolen %s%%\n' \
+  "$rounds" "$endpoint" "$(field RATIO)" "$(field KO99)" "$(field TIMEOUTS)" "$(field STEAL)"
+
