@@ -20,8 +20,9 @@ use crate::feeder::Feeders;
 use crate::scenario::CoordinatedOmission;
 use crate::scenario::{Request, Scenario, Simulation, Step};
 use crate::schedule::{Event, Plan};
-use crate::session::{Session, interpolate, save};
+use crate::session::{Session, save};
 use crate::stats::Stats;
+use crate::template::interpolate;
 use crate::transport::{Sender, Transport};
 
 /// Users of one scenario, for the console's progress bar.
@@ -255,11 +256,20 @@ impl Run {
                 let json = needs_json(r)
                     .then(|| serde_json::from_slice::<serde_json::Value>(&body).ok())
                     .flatten();
-                check(r, status, &headers, &body, json.as_ref(), session)
-                    .or_else(|| save(r, json.as_ref(), session).err())
+                check(r, status, &headers, &body, json.as_ref(), session).or_else(|| {
+                    let response = crate::session::Response {
+                        headers: &headers,
+                        body: &body,
+                        json: json.as_ref(),
+                    };
+                    save(r, &response, session).err()
+                })
             }
             Err(e) => Some(e),
         };
+        if error.is_some() {
+            session.fail();
+        }
         let ok = error.is_none();
         self.record_expecting(&r.name, due, sent, error, expected);
         ok
@@ -332,7 +342,7 @@ impl Run {
     async fn exchange(
         &self,
         conn: &mut Connection,
-        session: &Session,
+        session: &mut Session,
         r: &Request,
     ) -> Result<(u16, http::HeaderMap, Bytes), String> {
         // The request first: one that cannot be built (an unknown `${var}`) is KO without
@@ -363,6 +373,15 @@ impl Run {
             let value = http::HeaderValue::from_str(&interpolate(v, session)?)
                 .map_err(|e| format!("header {k:?}: {e}"))?;
             headers.insert(name, value);
+        }
+        // The cookie jar's URL: only for a user that holds cookies or receives some.
+        let cookie_path = path.clone();
+        if session.has_cookies()
+            && let Some(value) = self
+                .cookie_url(&cookie_path)
+                .and_then(|url| session.cookie_header(&url))
+        {
+            headers_with_cookie(request.headers_mut(), value);
         }
         let mut sender = self.checkout(&mut conn.live).await?;
         if sender.ready().await.is_err() {
@@ -399,8 +418,36 @@ impl Run {
         if self.keep_alive {
             self.transport.checkin(&mut conn.live, sender);
         }
+        if parts.headers.contains_key(http::header::SET_COOKIE)
+            && let Some(url) = self.cookie_url(&cookie_path)
+        {
+            session.store_cookies(&parts.headers, &url);
+        }
         Ok((parts.status.as_u16(), parts.headers, body))
     }
+
+    /// The URL a request to `path` goes to, as the cookie jar matches it (scheme for
+    /// `Secure`, host for the domain, path).
+    fn cookie_url(&self, path: &http::uri::PathAndQuery) -> Option<url::Url> {
+        url::Url::parse(&format!(
+            "{}://{}{}",
+            self.transport.scheme(),
+            self.transport.authority(),
+            path
+        ))
+        .ok()
+    }
+}
+
+/// Adds the jar's cookies to a request, after any `Cookie` header the scenario set.
+fn headers_with_cookie(headers: &mut http::HeaderMap, jar: http::HeaderValue) {
+    let joined = headers.get(http::header::COOKIE).and_then(|own| {
+        let mut both = own.as_bytes().to_vec();
+        both.extend_from_slice(b"; ");
+        both.extend_from_slice(jar.as_bytes());
+        http::HeaderValue::from_bytes(&both).ok()
+    });
+    headers.insert(http::header::COOKIE, joined.unwrap_or(jar));
 }
 
 /// A copy of `v` that shares nothing with it.
@@ -502,7 +549,7 @@ impl Limiter {
 }
 
 /// Runs a user's steps; `due` is when its first request was due.
-/// Returns false when the user must stop (its feeder ran dry).
+/// Returns false when the user must stop (its feeder ran dry, or `exitHereIfFailed`).
 async fn run_steps(
     run: &Run,
     conn: &mut Connection,
@@ -519,7 +566,7 @@ async fn run_steps(
                 // state, whose size is what every user would otherwise reserve.
                 Box::pin(run.send(conn, session, r, when)).await;
             } else if let Some(p) = step.pause {
-                tokio::time::sleep(p.length(fastrand::f64())).await;
+                tokio::time::sleep(p.length(fastrand::f64)).await;
             } else if let Some(rep) = &step.repeat {
                 for _ in 0..rep.times {
                     if !repeated(run, conn, session, &rep.steps, due).await {
@@ -540,10 +587,47 @@ async fn run_steps(
                         return false;
                     }
                 }
+            } else if let Some(w) = &step.when {
+                let holds = match (session.get(&w.variable), &w.equals) {
+                    (None, _) => false,
+                    (Some(_), None) => true,
+                    (Some(value), Some(expected)) => {
+                        interpolate(expected, session).is_ok_and(|e| e == value)
+                    }
+                };
+                let branch = if holds { &w.then } else { &w.otherwise };
+                if !branch.is_empty() && !repeated(run, conn, session, branch, due).await {
+                    return false;
+                }
+            } else if let Some(branches) = &step.random_switch {
+                if let Some(b) = pick(branches, fastrand::f64() * 100.0)
+                    && !repeated(run, conn, session, &b.steps, due).await
+                {
+                    return false;
+                }
+            } else if let Some(d) = &step.during {
+                let end = Instant::now() + d.duration.get();
+                while Instant::now() < end {
+                    if !repeated(run, conn, session, &d.steps, due).await {
+                        return false;
+                    }
+                }
+            } else if step.exit_here_if_failed == Some(true) && session.failed() {
+                return false;
             }
         }
         true
     }
+}
+
+/// The branch whose share of [0, 100) holds `draw`, the branches' weights laid end to end;
+/// `None` past their sum (the rest falls through).
+fn pick(branches: &[crate::scenario::Branch], draw: f64) -> Option<&crate::scenario::Branch> {
+    let mut upto = 0.0;
+    branches.iter().find(|b| {
+        upto += b.weight;
+        draw < upto
+    })
 }
 
 /// [`run_steps`] inside a `repeat`, boxed: a recursive future must be, and only a scenario
@@ -572,7 +656,7 @@ async fn user(
     }
     users.started.fetch_add(1, Relaxed);
     let mut first_due = Some(due);
-    let mut session = Session::new();
+    let mut session = Session::default();
     run_steps(&run, conn, &mut session, &scenario.steps, &mut first_due).await;
     users.done.fetch_add(1, Relaxed);
 }

@@ -1,4 +1,5 @@
-//! Feeders: CSV records handed to users, one record a `feed` step, by a strategy.
+//! Feeders: records of a CSV file (a header row, then records) or a JSON file (an array of
+//! objects) handed to users, one record a `feed` step, by a strategy.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -6,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::scenario::{Feed, FeedStrategy, Step};
 
-/// A CSV file's records, handed out by its strategy.
+/// A file's records, handed out by its strategy.
 pub struct Feeder {
     records: Vec<Vec<(String, String)>>,
     strategy: FeedStrategy,
@@ -14,26 +15,21 @@ pub struct Feeder {
 }
 
 impl Feeder {
-    /// Reads `path` (a header row, then records).
+    /// Reads `path`: a JSON file (`.json`: an array of objects, each a record whose keys are
+    /// its variables) or a CSV file (anything else: a header row, then records).
     pub fn load(path: &Path, strategy: FeedStrategy) -> Result<Feeder, String> {
-        let mut reader =
-            csv::Reader::from_path(path).map_err(|e| format!("feeder {}: {e}", path.display()))?;
-        let headers = reader
-            .headers()
-            .map_err(|e| format!("feeder {}: {e}", path.display()))?
-            .clone();
-        let mut records = Vec::new();
-        for (i, row) in reader.records().enumerate() {
-            let row =
-                row.map_err(|e| format!("feeder {} record {}: {e}", path.display(), i + 1))?;
-            records.push(
-                headers
-                    .iter()
-                    .zip(row.iter())
-                    .map(|(h, v)| (h.to_owned(), v.to_owned()))
-                    .collect(),
-            );
-        }
+        let is_json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let records = if is_json {
+            json_records(path)?
+        } else {
+            csv_records(path)?
+        };
+        Ok(Feeder::new(records, strategy))
+    }
+
+    fn new(mut records: Vec<Vec<(String, String)>>, strategy: FeedStrategy) -> Feeder {
         if strategy == FeedStrategy::Shuffle {
             let mut seed = 0x9E37_79B9_7F4A_7C15_u64 ^ records.len() as u64;
             for i in (1..records.len()).rev() {
@@ -43,11 +39,11 @@ impl Feeder {
                 records.swap(i, (seed % (i as u64 + 1)) as usize);
             }
         }
-        Ok(Feeder {
+        Feeder {
             records,
             strategy,
             next: AtomicU64::new(0),
-        })
+        }
     }
 
     /// The next record, or `None` when a queue (or shuffle) is exhausted.
@@ -72,6 +68,51 @@ impl Feeder {
     }
 }
 
+fn csv_records(path: &Path) -> Result<Vec<Vec<(String, String)>>, String> {
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| format!("feeder {}: {e}", path.display()))?;
+    let headers = reader
+        .headers()
+        .map_err(|e| format!("feeder {}: {e}", path.display()))?
+        .clone();
+    let mut records = Vec::new();
+    for (i, row) in reader.records().enumerate() {
+        let row = row.map_err(|e| format!("feeder {} record {}: {e}", path.display(), i + 1))?;
+        records.push(
+            headers
+                .iter()
+                .zip(row.iter())
+                .map(|(h, v)| (h.to_owned(), v.to_owned()))
+                .collect(),
+        );
+    }
+    Ok(records)
+}
+
+/// An array of objects; a value that is not a string is kept as its JSON text (`42`,
+/// `true`, `{"a":1}`), as `save` keeps one.
+fn json_records(path: &Path) -> Result<Vec<Vec<(String, String)>>, String> {
+    let text = std::fs::read(path).map_err(|e| format!("feeder {}: {e}", path.display()))?;
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = serde_json::from_slice(&text)
+        .map_err(|e| {
+            format!(
+                "feeder {}: {e} (a JSON feeder is an array of objects)",
+                path.display()
+            )
+        })?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
+                .map(|(k, v)| {
+                    let text = crate::session::value_text(&v).into_owned();
+                    (k, text)
+                })
+                .collect()
+        })
+        .collect())
+}
+
 /// Every feeder of a simulation, one per (file, strategy): the `feed` steps that name the
 /// same file with the same strategy share its records (a queue is emptied once, by all of
 /// them), and a step with another strategy has a feeder of its own.
@@ -92,8 +133,8 @@ impl Feeders {
                 if let Some(f) = &s.feed {
                     out.push(f);
                 }
-                if let Some(r) = &s.repeat {
-                    collect(&r.steps, out);
+                for nested in s.nested() {
+                    collect(nested, out);
                 }
             }
         }

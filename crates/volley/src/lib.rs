@@ -5,7 +5,8 @@
 //! over connections [`transport`] opens (HTTP/1.1 or HTTP/2, plain or TLS), judged by
 //! [`checks`], with [`session`] variables and [`feeder`] records, and records every
 //! response into HDR histograms ([`stats`]); [`console`] prints Gatling's blocks, [`results`]
-//! writes `results.json` and [`report`] the self-contained `index.html`.
+//! writes `results.json` and [`report`] the self-contained `index.html`; [`export`] writes
+//! what CI reads beside them (the assertions as JUnit XML, the tables as CSV).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -13,6 +14,7 @@ pub mod assertions;
 pub mod checks;
 pub mod console;
 pub mod engine;
+pub mod export;
 pub mod feeder;
 pub mod report;
 pub mod results;
@@ -20,4 +22,5 @@ pub mod scenario;
 pub mod schedule;
 pub mod session;
 pub mod stats;
+pub mod template;
 pub mod transport;

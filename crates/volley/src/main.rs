@@ -28,6 +28,8 @@ enum Command {
         /// Where `results.json` goes.
         #[arg(long, default_value = "target/volley")]
         out: PathBuf,
+        #[command(flatten)]
+        exports: Exports,
     },
     /// Merge the results of several generators into one, exactly (HDR histograms add).
     Merge {
@@ -38,13 +40,15 @@ enum Command {
         #[arg(short = 'o', long = "output")]
         output: PathBuf,
     },
-    /// Render `index.html` again from a `results.json`.
+    /// Render `index.html` again from a `results.json` (and the JUnit and CSV files asked for).
     Report {
         /// The results.
         results: PathBuf,
         /// Where `index.html` goes (default: beside the results).
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        exports: Exports,
     },
     /// Print the JSON Schema of `results.json`.
     Schema,
@@ -56,6 +60,48 @@ enum Command {
         #[arg(long = "set", value_name = "PATH=VALUE")]
         overrides: Vec<String>,
     },
+}
+
+/// The files for CI that `run` writes beside `results.json` and `report` from one.
+#[derive(clap::Args)]
+struct Exports {
+    /// Also write the assertions as a JUnit XML file: a test case each, failed when the
+    /// assertion failed (a run without assertions is a suite of no test cases).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Also write the series over time (`series.csv`) and the figures per request
+    /// (`requests.csv`) into this folder.
+    #[arg(long, value_name = "DIR")]
+    csv: Option<PathBuf>,
+}
+
+impl Exports {
+    /// Writes the files asked for, each one even when another fails, and says where they went
+    /// or why not; true when all were written. `suite` names the JUnit test suite.
+    fn write(&self, results: &volley::results::Results, suite: &str) -> bool {
+        let mut written = true;
+        if let Some(path) = &self.junit {
+            match volley::export::junit::write(results, suite, path) {
+                Ok(()) => println!("JUnit: {}", path.display()),
+                Err(e) => {
+                    eprintln!("volley: {e}");
+                    written = false;
+                }
+            }
+        }
+        if let Some(folder) = &self.csv {
+            match volley::export::csv::write(results, folder) {
+                Ok([series, requests]) => {
+                    println!("CSV: {}, {}", series.display(), requests.display())
+                }
+                Err(e) => {
+                    eprintln!("volley: {e}");
+                    written = false;
+                }
+            }
+        }
+        written
+    }
 }
 
 /// Raises the open-files soft limit to the hard limit: every user holds a connection, and a
@@ -99,8 +145,12 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        Command::Report { results, output } => match report(&results, output.as_deref()) {
-            Ok(()) => ExitCode::SUCCESS,
+        Command::Report {
+            results,
+            output,
+            exports,
+        } => match report(&results, output.as_deref(), &exports) {
+            Ok(code) => code,
             Err(e) => {
                 eprintln!("volley: {e:#}");
                 ExitCode::from(1)
@@ -117,9 +167,10 @@ fn main() -> ExitCode {
             scenario,
             overrides,
             out,
+            exports,
         } => {
             raise_open_files_limit();
-            match run(&scenario, &overrides, &out) {
+            match run(&scenario, &overrides, &out, &exports) {
                 Ok(code) => code,
                 Err(e) => {
                     eprintln!("volley: {e:#}");
@@ -130,7 +181,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn report(results: &std::path::Path, output: Option<&std::path::Path>) -> anyhow::Result<()> {
+fn report(
+    results: &std::path::Path,
+    output: Option<&std::path::Path>,
+    exports: &Exports,
+) -> anyhow::Result<ExitCode> {
     use anyhow::Context as _;
     let name = results.display().to_string();
     let bytes = std::fs::read(results).with_context(|| format!("cannot read {name}"))?;
@@ -142,7 +197,10 @@ fn report(results: &std::path::Path, output: Option<&std::path::Path>) -> anyhow
     };
     std::fs::write(&target, html).with_context(|| format!("cannot write {}", target.display()))?;
     println!("Report: {}", target.display());
-    Ok(())
+    if !exports.write(&parsed, &name) {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn merge(inputs: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
@@ -174,6 +232,7 @@ fn run(
     path: &std::path::Path,
     overrides: &[String],
     out: &std::path::Path,
+    exports: &Exports,
 ) -> anyhow::Result<ExitCode> {
     let simulation = match volley::scenario::load(path, overrides) {
         Ok(s) => s,
@@ -188,6 +247,7 @@ fn run(
     }
     let runtime = builder.enable_all().build()?;
     let started_at = jiff::Timestamp::now().to_string();
+    let name = path.file_stem().unwrap_or_default().to_string_lossy();
     let (stats_text, results, interrupted) = runtime.block_on(async {
         let run = engine::prepare(
             &simulation,
@@ -198,10 +258,7 @@ fn run(
         // the line is read writes the results, never ends the process by the default action.
         let mut interrupt =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-        println!(
-            "Simulation {} started...",
-            path.file_stem().unwrap_or_default().to_string_lossy()
-        );
+        println!("Simulation {name} started...");
         std::io::stdout().flush()?;
         let interval = simulation
             .console_interval
@@ -266,6 +323,11 @@ fn run(
     let page = out.join("index.html");
     std::fs::write(&page, html)?;
     println!("Report: {}", page.display());
+    // What was measured is on disk by now; a file for CI that cannot be written is a failed
+    // run whatever the assertions say (exit 1, as for bad arguments).
+    if !exports.write(&results, &name) {
+        return Ok(ExitCode::from(1));
+    }
     // Gatling's exit codes: KOs alone are no failure; a failed assertion is 2.
     if results.assertions.iter().any(|a| !a.passed) {
         return Ok(ExitCode::from(2));

@@ -398,7 +398,8 @@ impl Injection {
 
 validated_by!(Injection, shape);
 
-/// One step of a user: exactly one of `request`, `pause`, `repeat`.
+/// One step of a user: exactly one of `request`, `pause`, `repeat`, `feed`, `if`,
+/// `randomSwitch`, `during`, `exitHereIfFailed`.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Step {
@@ -408,9 +409,41 @@ pub struct Step {
     pub pause: Option<Pause>,
     /// Do `steps` `times` times.
     pub repeat: Option<Box<Repeat>>,
-    /// Take the next record of a CSV file into the user's session (its columns become
-    /// `${column}` variables).
+    /// Take the next record of a feeder (a CSV or JSON file) into the user's session (its
+    /// columns or keys become `${column}` variables).
     pub feed: Option<Feed>,
+    /// Run `then` when a session variable exists (or has a value), `else` otherwise.
+    #[serde(rename = "if")]
+    pub when: Option<Box<If>>,
+    /// Run one branch picked at random by weight (percent); past the weights' sum, none
+    /// (the user goes on with the next step).
+    pub random_switch: Option<Vec<Branch>>,
+    /// Run `steps` over and over for `duration`.
+    pub during: Option<Box<During>>,
+    /// `true`: the user stops here if one of its requests so far was KO.
+    pub exit_here_if_failed: Option<bool>,
+}
+
+impl Step {
+    /// The step lists nested in this step: a `repeat`'s, an `if`'s two, each `randomSwitch`
+    /// branch's, a `during`'s.
+    pub fn nested(&self) -> Vec<&[Step]> {
+        let mut lists: Vec<&[Step]> = Vec::new();
+        if let Some(r) = &self.repeat {
+            lists.push(&r.steps);
+        }
+        if let Some(w) = &self.when {
+            lists.push(&w.then);
+            lists.push(&w.otherwise);
+        }
+        if let Some(branches) = &self.random_switch {
+            lists.extend(branches.iter().map(|b| b.steps.as_slice()));
+        }
+        if let Some(d) = &self.during {
+            lists.push(&d.steps);
+        }
+        lists
+    }
 }
 
 impl garde::Validate for Step {
@@ -427,6 +460,10 @@ impl garde::Validate for Step {
             self.pause.is_some(),
             self.repeat.is_some(),
             self.feed.is_some(),
+            self.when.is_some(),
+            self.random_switch.is_some(),
+            self.during.is_some(),
+            self.exit_here_if_failed.is_some(),
         ]
         .iter()
         .filter(|x| **x)
@@ -434,7 +471,10 @@ impl garde::Validate for Step {
         if n != 1 {
             report.append(
                 parent(),
-                garde::Error::new("give exactly one of request, pause, repeat, feed"),
+                garde::Error::new(
+                    "give exactly one of request, pause, repeat, feed, if, randomSwitch, during, \
+                     exitHereIfFailed",
+                ),
             );
         }
         if let Some(r) = &self.request {
@@ -443,10 +483,95 @@ impl garde::Validate for Step {
         if let Some(r) = &self.repeat {
             r.validate_into(ctx, &mut || parent().join("repeat"), report);
         }
+        if let Some(w) = &self.when {
+            w.validate_into(ctx, &mut || parent().join("if"), report);
+        }
+        if let Some(d) = &self.during {
+            d.validate_into(ctx, &mut || parent().join("during"), report);
+        }
+        if let Some(branches) = &self.random_switch {
+            let path = &mut || parent().join("randomSwitch");
+            if branches.is_empty() {
+                report.append(path(), garde::Error::new("give at least one branch"));
+            }
+            let sum: f64 = branches.iter().map(|b| b.weight).sum();
+            if sum > 100.0 + 1e-9 {
+                report.append(
+                    path(),
+                    garde::Error::new(format!(
+                        "the weights add up to {sum}: at most 100 (percent; the rest falls through)"
+                    )),
+                );
+            }
+            for (i, b) in branches.iter().enumerate() {
+                b.validate_into(ctx, &mut || path().join(i), report);
+            }
+        }
+        if self.exit_here_if_failed == Some(false) {
+            report.append(
+                parent().join("exitHereIfFailed"),
+                garde::Error::new("false does nothing: give true, or remove the step"),
+            );
+        }
     }
 }
 
-/// A pause: fixed, or uniform between two bounds.
+section! {
+    /// `if:`: Gatling's `doIf`/`doIfEquals`, with an `else`.
+    pub struct If {
+        /// The session variable looked at.
+        #[garde(length(min = 1))]
+        variable: String = String::new(),
+        /// Absent: the condition is that the variable exists. Given (`${...}` filled in):
+        /// that it has this value.
+        #[garde(custom(valid_template_opt))]
+        equals: Option<String> = None,
+        /// The steps run when the condition holds.
+        #[garde(dive)]
+        then: Vec<Step> = Vec::new(),
+        /// The steps run when it does not.
+        #[serde(rename = "else")]
+        #[garde(dive)]
+        otherwise: Vec<Step> = Vec::new(),
+    }
+}
+
+section! {
+    /// One branch of `randomSwitch`.
+    pub struct Branch {
+        /// Its chance in percent (above 0; the branches' weights add up to 100 at most).
+        #[garde(custom(positive_weight))]
+        weight: f64 = 0.0,
+        /// Its steps.
+        #[garde(length(min = 1), dive)]
+        steps: Vec<Step> = Vec::new(),
+    }
+}
+
+fn positive_weight(w: &f64, _: &()) -> garde::Result {
+    if w.is_finite() && *w > 0.0 && *w <= 100.0 {
+        Ok(())
+    } else {
+        Err(garde::Error::new(
+            "must be above 0 and at most 100 (percent)",
+        ))
+    }
+}
+
+section! {
+    /// `during:`: Gatling's `during`.
+    pub struct During {
+        /// How long: a pass of `steps` starts while less than this has passed since the loop
+        /// began (a pass under way finishes).
+        #[garde(custom(positive_duration))]
+        duration: Duration = Duration::seconds(0),
+        /// What each pass does.
+        #[garde(length(min = 1), dive)]
+        steps: Vec<Step> = Vec::new(),
+    }
+}
+
+/// A pause: fixed, or drawn from a distribution for each user each time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pause {
     /// Always this long.
@@ -458,15 +583,65 @@ pub enum Pause {
         /// Longest.
         max: Duration,
     },
+    /// Exponentially distributed with this mean (the pauses between independent arrivals).
+    Exponential(Duration),
+    /// Normally distributed, a draw below zero counting as zero (as Gatling's).
+    Normal {
+        /// The mean.
+        mean: Duration,
+        /// The standard deviation.
+        std_dev: Duration,
+    },
 }
 
 section! {
-    /// `pause: {min, max}`.
-    pub struct PauseRange {
-        /// Shortest.
-        min: Duration = Duration::seconds(0),
-        /// Longest.
-        max: Duration = Duration::seconds(0),
+    /// `pause:` as a map: `{min, max}`, `{exponential: MEAN}` or
+    /// `{normal: {mean, stdDev}}`.
+    pub struct PauseForm {
+        /// Uniform: the shortest.
+        min: Option<Duration> = None,
+        /// Uniform: the longest.
+        max: Option<Duration> = None,
+        /// Exponential: the mean.
+        exponential: Option<Duration> = None,
+        /// Normal: the mean and standard deviation.
+        normal: Option<NormalPause> = None,
+    }
+}
+
+section! {
+    /// `pause: {normal: {mean, stdDev}}`.
+    pub struct NormalPause {
+        /// The mean.
+        mean: Duration = Duration::seconds(0),
+        /// The standard deviation.
+        std_dev: Duration = Duration::seconds(0),
+    }
+}
+
+impl PauseForm {
+    fn pause(self) -> Result<Pause, String> {
+        match (self.min, self.max, self.exponential, self.normal) {
+            (Some(min), Some(max), None, None) => {
+                if min > max {
+                    Err(format!("min {min} is longer than max {max}"))
+                } else {
+                    Ok(Pause::Uniform { min, max })
+                }
+            }
+            (None, None, Some(mean), None) => Ok(Pause::Exponential(mean)),
+            (None, None, None, Some(n)) => Ok(Pause::Normal {
+                mean: n.mean,
+                std_dev: n.std_dev,
+            }),
+            (Some(_), None, None, None) | (None, Some(_), None, None) => {
+                Err("a uniform pause needs both min and max".into())
+            }
+            _ => Err(
+                "give one of {min, max} (uniform), exponential (its mean), normal: {mean, stdDev}"
+                    .into(),
+            ),
+        }
     }
 }
 
@@ -476,7 +651,10 @@ impl<'de> serde::Deserialize<'de> for Pause {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = Pause;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a duration such as 100ms, or {min: 100ms, max: 500ms}")
+                f.write_str(
+                    "a duration such as 100ms, {min: 100ms, max: 500ms}, {exponential: 100ms} \
+                     or {normal: {mean: 100ms, stdDev: 20ms}}",
+                )
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Pause, E> {
                 use serde::Deserialize;
@@ -484,17 +662,9 @@ impl<'de> serde::Deserialize<'de> for Pause {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Pause, A::Error> {
                 use serde::Deserialize;
-                let r = PauseRange::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                if r.min > r.max {
-                    return Err(serde::de::Error::custom(format!(
-                        "min {} is longer than max {}",
-                        r.min, r.max
-                    )));
-                }
-                Ok(Pause::Uniform {
-                    min: r.min,
-                    max: r.max,
-                })
+                PauseForm::deserialize(serde::de::value::MapAccessDeserializer::new(map))?
+                    .pause()
+                    .map_err(serde::de::Error::custom)
             }
         }
         d.deserialize_any(V)
@@ -503,24 +673,47 @@ impl<'de> serde::Deserialize<'de> for Pause {
 
 impl serde::Serialize for Pause {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Pause::Fixed(d) => d.serialize(s),
-            Pause::Uniform { min, max } => PauseRange {
-                min: *min,
-                max: *max,
+        let mut form = PauseForm::default();
+        match *self {
+            Pause::Fixed(d) => return d.serialize(s),
+            Pause::Uniform { min, max } => {
+                form.min = Some(min);
+                form.max = Some(max);
             }
-            .serialize(s),
+            Pause::Exponential(mean) => form.exponential = Some(mean),
+            Pause::Normal { mean, std_dev } => form.normal = Some(NormalPause { mean, std_dev }),
         }
+        form.serialize(s)
     }
 }
 
 impl Pause {
-    /// How long to wait, `unit` in [0, 1) choosing within a range.
-    pub fn length(&self, unit: f64) -> std::time::Duration {
+    /// How long to wait; `draw` gives uniform numbers in [0, 1).
+    ///
+    /// ```
+    /// use volley::scenario::Pause;
+    /// let p: Pause = serde_json::from_str(r#"{"exponential": "100ms"}"#).unwrap();
+    /// let mean = (0..20_000).map(|_| p.length(fastrand::f64).as_secs_f64()).sum::<f64>() / 20_000.0;
+    /// assert!((mean - 0.1).abs() < 0.01);
+    /// ```
+    pub fn length(&self, mut draw: impl FnMut() -> f64) -> std::time::Duration {
         match self {
             Pause::Fixed(d) => d.get(),
             Pause::Uniform { min, max } => {
-                min.get() + (max.get() - min.get()).mul_f64(unit.clamp(0.0, 1.0))
+                min.get() + (max.get() - min.get()).mul_f64(draw().clamp(0.0, 1.0))
+            }
+            Pause::Exponential(mean) => {
+                // Inverse transform: 1 - u is in (0, 1], so the logarithm is finite.
+                let u = 1.0 - draw().clamp(0.0, 1.0 - f64::EPSILON);
+                mean.get().mul_f64(-u.ln())
+            }
+            Pause::Normal { mean, std_dev } => {
+                // Box-Muller.
+                let u1 = 1.0 - draw().clamp(0.0, 1.0 - f64::EPSILON);
+                let u2 = draw();
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let seconds = mean.get().as_secs_f64() + z * std_dev.get().as_secs_f64();
+                std::time::Duration::from_secs_f64(seconds.max(0.0))
             }
         }
     }
@@ -552,24 +745,111 @@ pub enum FeedStrategy {
     Circular,
 }
 
-section! {
-    /// `save:`: a value of the JSON response body kept in the user's session.
-    pub struct Save {
-        /// An RFC 6901 JSON pointer, e.g. `/id`.
-        #[garde(custom(valid_pointer))]
-        json_pointer: String = String::new(),
-        /// The session variable, used later as `${name}`.
-        #[garde(length(min = 1))]
-        name: String = String::new(),
+/// `save:`: a value of the response kept in the user's session, from exactly one of a JSON
+/// pointer, a header, or a regular expression's first capture group.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Save {
+    /// An RFC 6901 JSON pointer into the JSON body, e.g. `/id`.
+    pub json_pointer: Option<String>,
+    /// A response header (its first value).
+    pub header: Option<String>,
+    /// A regular expression over the body; its first capture group is kept
+    /// (`'csrf=(\w+)'`).
+    pub regex: Option<Pattern>,
+    /// The session variable, used later as `${name}`.
+    pub name: String,
+}
+
+/// Where a [`Save`] takes its value.
+#[derive(Clone, Copy, Debug)]
+pub enum SaveFrom<'a> {
+    /// A JSON pointer.
+    JsonPointer(&'a str),
+    /// A header's name.
+    Header(&'a str),
+    /// A regular expression with a capture group.
+    Regex(&'a Pattern),
+}
+
+impl Save {
+    /// Its source (validated at load: exactly one is given).
+    pub fn from(&self) -> SaveFrom<'_> {
+        match (&self.json_pointer, &self.header, &self.regex) {
+            (_, Some(h), _) => SaveFrom::Header(h),
+            (_, _, Some(r)) => SaveFrom::Regex(r),
+            (p, _, _) => SaveFrom::JsonPointer(p.as_deref().unwrap_or_default()),
+        }
+    }
+
+    fn one_source(&self) -> Result<(), String> {
+        let given = [
+            self.json_pointer.is_some(),
+            self.header.is_some(),
+            self.regex.is_some(),
+        ];
+        if given.iter().filter(|g| **g).count() != 1 {
+            return Err("give exactly one of jsonPointer, header, regex".into());
+        }
+        if self.name.is_empty() {
+            return Err("name: the session variable to keep the value in is missing".into());
+        }
+        if let Some(p) = &self.json_pointer {
+            valid_pointer(p, &()).map_err(|e| format!("jsonPointer: {e}"))?;
+        }
+        if let Some(h) = &self.header {
+            http::HeaderName::from_bytes(h.as_bytes())
+                .map_err(|_| format!("header: {h:?} is not a header name"))?;
+        }
+        if let Some(r) = &self.regex
+            && r.regex().captures_len() < 2
+        {
+            return Err(format!(
+                "regex {:?} has no capture group: the first group's text is kept, e.g. 'csrf=(\\w+)'",
+                r.as_str()
+            ));
+        }
+        Ok(())
     }
 }
 
-fn valid_regex(r: &Option<String>, _: &()) -> garde::Result {
-    match r {
-        Some(r) => regex::Regex::new(r)
-            .map(|_| ())
-            .map_err(|e| garde::Error::new(e.to_string())),
-        None => Ok(()),
+validated_by!(Save, one_source);
+
+/// A regular expression, compiled when the scenario is loaded (a bad one is a load error
+/// with its line and column) and kept compiled for every response.
+#[derive(Clone, Debug)]
+pub struct Pattern(regex::Regex);
+
+impl Pattern {
+    /// The compiled expression.
+    pub fn regex(&self) -> &regex::Regex {
+        &self.0
+    }
+
+    /// Its text, as written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        regex::Regex::new(&text)
+            .map(Pattern)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -593,6 +873,7 @@ section! {
         /// The text the value must have (`${var}` filled in from the session): a JSON string
         /// without its quotes, anything else as JSON (`42`, `true`, `{"a":1}`). Absent: the
         /// value must only exist.
+        #[garde(custom(valid_template_opt))]
         equals: Option<String> = None,
     }
 }
@@ -628,22 +909,25 @@ section! {
         #[garde(custom(valid_path))]
         path: String = String::new(),
         /// A body.
+        #[garde(custom(valid_template_opt))]
         body: Option<String> = None,
         /// Headers of this request.
+        #[garde(custom(valid_templates))]
         headers: BTreeMap<String, String> = BTreeMap::new(),
         /// Statuses that count as OK; absent: 2xx and 304, as in Gatling.
         status: Option<Vec<u16>> = None,
         /// The body must contain this text.
+        #[garde(custom(valid_template_opt))]
         body_contains: Option<String> = None,
         /// The body must match this regular expression.
-        #[garde(custom(valid_regex))]
-        body_matches: Option<String> = None,
+        body_matches: Option<Pattern> = None,
         /// A response header must contain a text.
         header: Option<HeaderCheck> = None,
         /// A value of the JSON body must exist, or equal a text.
         #[garde(dive)]
         json: Option<JsonCheck> = None,
-        /// Keep a value of the JSON body for later requests.
+        /// Keep a value of the response (a JSON pointer's, a header's, a regular
+        /// expression's first group) for later requests.
         #[garde(dive)]
         save: Option<Save> = None,
     }
@@ -651,10 +935,25 @@ section! {
 
 fn valid_path(p: &str, _: &()) -> garde::Result {
     if p.starts_with('/') {
-        Ok(())
+        valid_template(p, &())
     } else {
         Err(garde::Error::new("must start with /"))
     }
+}
+
+fn valid_template(t: &str, _: &()) -> garde::Result {
+    crate::template::check(t).map_err(garde::Error::new)
+}
+
+fn valid_template_opt(t: &Option<String>, _: &()) -> garde::Result {
+    t.as_deref().map_or(Ok(()), |t| valid_template(t, &()))
+}
+
+fn valid_templates(headers: &BTreeMap<String, String>, _: &()) -> garde::Result {
+    for (name, value) in headers {
+        crate::template::check(value).map_err(|e| garde::Error::new(format!("{name}: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Loads and validates a scenario file, with `--set` overrides.
@@ -695,4 +994,53 @@ fn loader(overrides: &[String]) -> ferrowizard_config::Loader<'static> {
             }
         })
         .overrides(overrides.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pause;
+    use ferrowizard_config::Duration;
+
+    /// The mean and standard deviation of `n` draws of `pause`, in milliseconds.
+    fn moments(pause: Pause, n: usize) -> (f64, f64, f64) {
+        let mut rng = fastrand::Rng::with_seed(20261202);
+        let draws: Vec<f64> = (0..n)
+            .map(|_| pause.length(|| rng.f64()).as_secs_f64() * 1000.0)
+            .collect();
+        let mean = draws.iter().sum::<f64>() / n as f64;
+        let var = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / n as f64;
+        let zeros = draws.iter().filter(|d| **d == 0.0).count() as f64 / n as f64;
+        (mean, var.sqrt(), zeros)
+    }
+
+    /// Catches: an exponential drawn with the rate for the mean (or `ln(u)` of a possible
+    /// 0), a normal's deviation ignored or its negative draws kept, a uniform's bounds.
+    #[test]
+    fn pause_distributions_have_their_means_and_spreads() {
+        let ms = Duration::milliseconds;
+        let (mean, sd, _) = moments(Pause::Exponential(ms(100)), 200_000);
+        assert!((mean - 100.0).abs() < 5.0, "exponential mean {mean}");
+        assert!((sd - 100.0).abs() < 5.0, "exponential deviation {sd}");
+        let normal = Pause::Normal {
+            mean: ms(100),
+            std_dev: ms(20),
+        };
+        let (mean, sd, zeros) = moments(normal, 200_000);
+        assert!((mean - 100.0).abs() < 5.0, "normal mean {mean}");
+        assert!((sd - 20.0).abs() < 1.0, "normal deviation {sd}");
+        assert_eq!(zeros, 0.0);
+        // Truncated at zero: half of a normal centred on 0 is drawn as 0.
+        let centred = Pause::Normal {
+            mean: ms(0),
+            std_dev: ms(20),
+        };
+        let (_, _, zeros) = moments(centred, 100_000);
+        assert!((zeros - 0.5).abs() < 0.01, "{zeros} of the draws at 0");
+        let uniform = Pause::Uniform {
+            min: ms(50),
+            max: ms(150),
+        };
+        let (mean, _, _) = moments(uniform, 100_000);
+        assert!((mean - 100.0).abs() < 1.0, "uniform mean {mean}");
+    }
 }

@@ -2,14 +2,14 @@
 //! server can do what no well-behaved HTTP server does: count every connection, cut a
 //! response short. The real binary, real sockets.
 
+mod support;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
-
-use assert_cmd::Command;
+use support::run;
 
 /// What the server saw: connections accepted, requests that said `Connection: close`, the
 /// `/slow` requests in progress at once (now and at most), and the request lines.
@@ -85,22 +85,6 @@ fn connection(stream: TcpStream, seen: &Seen) {
             return;
         }
     }
-}
-
-/// Runs the scenario `yaml` (with `BASE` replaced by `addr`'s URL); returns results.json.
-fn run(dir: &Path, addr: SocketAddr, yaml: &str) -> serde_json::Value {
-    let file = dir.join("scenario.yaml");
-    std::fs::write(&file, yaml.replace("BASE", &format!("http://{addr}"))).unwrap();
-    Command::cargo_bin("volley")
-        .unwrap()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .success();
-    serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
 }
 
 /// `http.keepAlive: false` sends `Connection: close` and opens a connection per request;

@@ -35,10 +35,19 @@ fn written(simulation: &Simulation) -> Value {
     serde_json::to_value(simulation).unwrap()
 }
 
-/// Mappings keyed by the user (header names), and a repeat's steps (the same keys as the
-/// scenario's steps): one leaf.
+/// Mappings keyed by the user (header names), and the step lists nested in a step (the
+/// same keys as the scenario's steps): one leaf.
 fn user_keyed(path: &str) -> bool {
-    path.ends_with("headers") || path.ends_with("repeat.steps")
+    [
+        "headers",
+        "repeat.steps",
+        "if.then",
+        "if.else",
+        "randomSwitch[].steps",
+        "during.steps",
+    ]
+    .iter()
+    .any(|k| path.ends_with(k))
 }
 
 #[derive(Clone, Debug)]

@@ -1,0 +1,352 @@
+//! What CI reads: `--junit FILE` and `--csv DIR` of `volley run` and `volley report`, from the
+//! real binary against a small hyper server on loopback, read back with a real XML parser
+//! (roxmltree) and the csv crate.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Request, Response};
+
+mod support;
+
+/// Serves `/ok` (200) and anything else as 404 on a free port.
+fn serve() -> SocketAddr {
+    support::serve(|req: Request<hyper::body::Incoming>| {
+        let status = if req.uri().path() == "/ok" { 200 } else { 404 };
+        let mut response = Response::new(Full::new(Bytes::from("ok")));
+        *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
+        async move { response }
+    })
+}
+
+fn scenario(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("scenario.yaml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn results(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
+}
+
+/// `volley run FILE --out DIR/out` with `args` after.
+fn volley(dir: &Path, file: &Path, args: &[&Path]) -> assert_cmd::assert::Assert {
+    let mut command = Command::cargo_bin("volley").unwrap();
+    command
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(dir.join("out"));
+    for arg in args {
+        command.arg(arg);
+    }
+    command.timeout(Duration::from_secs(60)).assert()
+}
+
+/// The request name XML must escape: `<`, `&` and `"`.
+const ODD_NAME: &str = r#"a<b&"c""#;
+
+/// One assertion that holds and one that cannot (no response takes less than 0 ms), on a
+/// request whose name XML must escape: exit 2, and the JUnit file has a test case each, named
+/// by Gatling's sentence, the failed one with a failure giving the sentence and the measured
+/// value, and the name read back as written.
+///
+/// Catches: every test case written without its failure, the failures count of the passed
+/// ones, the message without the measured value, a name written unescaped (the file does
+/// not parse), the file skipped when an assertion failed.
+#[test]
+fn junit_has_a_test_case_per_assertion_and_a_failure_for_the_one_that_failed() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: s\n    injection: [{{constantUsersPerSec: 10, during: 1s}}]\n    steps:\n      \
+             - request: {{name: ok, path: /ok}}\n      - request: {{name: '{ODD_NAME}', path: /ok}}\nassertions:\n  \
+             - {{scope: global, stat: failedRequests, metric: percent, condition: {{lte: 0}}}}\n  \
+             - {{scope: {{details: '{ODD_NAME}'}}, stat: responseTime, metric: max, condition: {{lt: 0}}}}\n"
+        ),
+    );
+    let junit = dir.path().join("reports/junit.xml");
+    let out = volley(dir.path(), &file, &[Path::new("--junit"), &junit]).code(2);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains(&format!("JUnit: {}", junit.display())),
+        "{stdout}"
+    );
+
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    assert_eq!(
+        (root.attribute("tests"), root.attribute("failures")),
+        (Some("2"), Some("1"))
+    );
+    let suite = root.first_element_child().unwrap();
+    assert_eq!(suite.tag_name().name(), "testsuite");
+    assert_eq!(suite.attribute("name"), Some("scenario"));
+    assert_eq!(
+        (suite.attribute("tests"), suite.attribute("failures")),
+        (Some("2"), Some("1"))
+    );
+    assert!(suite.attribute("timestamp").is_some());
+    let r = results(dir.path());
+    let duration = r["durationSeconds"].as_f64().unwrap();
+    assert!(duration > 0.5, "{duration}");
+    assert_eq!(
+        suite.attribute("time"),
+        Some(format!("{duration:.3}").as_str())
+    );
+
+    let cases: Vec<_> = suite.children().filter(|n| n.is_element()).collect();
+    assert_eq!(cases.len(), 2, "{text}");
+    assert!(cases.iter().all(|c| c.tag_name().name() == "testcase"));
+    let outcomes = &r["assertions"];
+    let passed = cases[0];
+    assert_eq!(
+        passed.attribute("name"),
+        Some("Global: percentage of failed events is less than or equal to 0.0")
+    );
+    assert_eq!(
+        passed.attribute("name"),
+        outcomes[0]["description"].as_str()
+    );
+    assert_eq!(passed.children().filter(|n| n.is_element()).count(), 0);
+
+    let failed = cases[1];
+    let sentence = format!("{ODD_NAME}: max of response time is less than 0.0");
+    assert_eq!(failed.attribute("name"), Some(sentence.as_str()));
+    assert_eq!(
+        failed.attribute("name"),
+        outcomes[1]["description"].as_str()
+    );
+    assert_eq!(failed.attribute("classname"), Some("scenario"));
+    let failure = failed.first_element_child().unwrap();
+    assert_eq!(failure.tag_name().name(), "failure");
+    let actual = outcomes[1]["actual"].as_f64().unwrap();
+    assert!(actual > 0.0);
+    assert_eq!(
+        failure.attribute("message"),
+        Some(format!("{sentence} : actual value {actual:.1}").as_str())
+    );
+    assert_eq!(
+        failure.text(),
+        Some(format!("{sentence} : false (actual : {actual:.1})").as_str()),
+        "the console's line"
+    );
+}
+
+/// A CSV file's header and rows.
+fn rows(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader.records().map(Result::unwrap).collect();
+    (header, rows)
+}
+
+/// `row`'s value in the column `name`.
+fn column<'a>(header: &[String], row: &'a csv::StringRecord, name: &str) -> &'a str {
+    let i = header.iter().position(|h| h == name).unwrap();
+    &row[i]
+}
+
+/// `--csv DIR` writes the series (a row per entry of `seconds`) and the per-request table
+/// (the counts of results.json, the global row first), each with its header; `volley report
+/// RESULTS --csv` writes the same files from results.json, and a run without assertions gives
+/// a JUnit suite of no test cases.
+///
+/// Catches: a series entry skipped, a request's OK and KO columns swapped, the global row left
+/// out, `report` ignoring `--csv`, a run without assertions writing no JUnit file.
+#[test]
+fn csv_files_hold_the_series_and_the_counts_of_results_json() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: s\n    injection: [{{constantUsersPerSec: 10, during: 2s}}]\n    steps:\n      \
+             - request: {{name: ok, path: /ok}}\n      - request: {{name: missing, path: /missing}}\n"
+        ),
+    );
+    let csv_dir = dir.path().join("csv");
+    let junit = dir.path().join("junit.xml");
+    volley(
+        dir.path(),
+        &file,
+        &[Path::new("--csv"), &csv_dir, Path::new("--junit"), &junit],
+    )
+    .success();
+    let r = results(dir.path());
+
+    let (header, series) = rows(&csv_dir.join("series.csv"));
+    assert_eq!(
+        header,
+        [
+            "second",
+            "requests",
+            "ok",
+            "ko",
+            "activeUsers",
+            "p50",
+            "p95",
+            "p99"
+        ]
+    );
+    let seconds = r["seconds"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "a 2 s injection: {seconds:?}");
+    assert_eq!(series.len(), seconds.len());
+    for (row, entry) in series.iter().zip(seconds) {
+        for key in ["second", "requests", "ok", "ko", "activeUsers"] {
+            assert_eq!(column(&header, row, key), entry[key].to_string(), "{key}");
+        }
+    }
+
+    let (header, requests) = rows(&csv_dir.join("requests.csv"));
+    assert_eq!(
+        header,
+        [
+            "name", "count", "ok", "ko", "min", "p50", "p75", "p95", "p99", "max", "mean",
+            "stdDev", "meanRps"
+        ]
+    );
+    let names: Vec<&str> = requests.iter().map(|row| &row[0]).collect();
+    assert_eq!(names, ["Global", "missing", "ok"]);
+    for row in &requests {
+        let figures = match &row[0] {
+            "Global" => &r["global"],
+            name => &r["requests"][name],
+        };
+        for (col, summary) in [("count", "total"), ("ok", "ok"), ("ko", "ko")] {
+            assert_eq!(
+                column(&header, row, col),
+                figures[summary]["count"].to_string(),
+                "{} {col}",
+                &row[0]
+            );
+        }
+        let max: f64 = column(&header, row, "max").parse().unwrap();
+        assert_eq!(max, figures["total"]["max"].as_f64().unwrap());
+    }
+    assert_eq!(column(&header, &requests[1], "ok"), "0", "/missing is 404");
+    assert_ne!(column(&header, &requests[1], "ko"), "0");
+
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let suite = doc.root_element().first_element_child().unwrap();
+    assert_eq!(suite.attribute("tests"), Some("0"));
+    assert_eq!(suite.children().filter(|n| n.is_element()).count(), 0);
+
+    // From results.json alone, the same tables.
+    let again = dir.path().join("again");
+    Command::cargo_bin("volley")
+        .unwrap()
+        .arg("report")
+        .arg(dir.path().join("out/results.json"))
+        .arg("--csv")
+        .arg(&again)
+        .assert()
+        .success();
+    for name in ["series.csv", "requests.csv"] {
+        assert_eq!(
+            std::fs::read(again.join(name)).unwrap(),
+            std::fs::read(csv_dir.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+/// A `--junit` path that cannot be written (its folder is a regular file) fails the run with
+/// exit 1 and an error naming the path, after results.json is written; the CSV files asked
+/// for beside it are still written.
+///
+/// Catches: the error ignored (exit 0), the path left out of the message, the JUnit file
+/// written before results.json with `?` (results lost), the first failed export skipping
+/// the others.
+#[test]
+fn an_unwritable_junit_path_is_exit_1_naming_it_and_loses_no_results() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: s\n    injection: [{{atOnceUsers: 5}}]\n    steps: [{{request: {{name: ok, path: /ok}}}}]\n"
+        ),
+    );
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "a regular file").unwrap();
+    let junit = blocker.join("junit.xml");
+    let csv_dir = dir.path().join("csv");
+    let out = volley(
+        dir.path(),
+        &file,
+        &[Path::new("--junit"), &junit, Path::new("--csv"), &csv_dir],
+    )
+    .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&format!("volley: cannot write {}", junit.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("cannot create its folder {}", blocker.display())),
+        "{stderr}"
+    );
+    assert_eq!(results(dir.path())["global"]["total"]["count"], 5);
+    assert!(csv_dir.join("requests.csv").is_file());
+}
+
+/// Ctrl-C still writes the JUnit file, with the assertions judged on what ran; the exit code
+/// is the interrupt's (130). The interrupt is sent as soon as volley says it started (its
+/// handler is in place by then): the assertion holds for any number of requests, so no wait
+/// for load is needed.
+///
+/// Catches: the JUnit file written only when the injection finished.
+#[test]
+fn ctrl_c_still_writes_the_junit_file() {
+    let addr = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nscenarios:\n  - name: long\n    injection: [{{constantConcurrentUsers: 2, during: 1h}}]\n    \
+             steps: [{{request: {{name: r, path: /ok}}}}, {{pause: 20ms}}]\nassertions:\n  \
+             - {{scope: global, stat: allRequests, metric: count, condition: {{gte: 0}}}}\n"
+        ),
+    );
+    let junit = dir.path().join("junit.xml");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--junit")
+        .arg(&junit)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert_eq!(first, "Simulation scenario started...\n");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut stdout, &mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let suite = doc.root_element().first_element_child().unwrap();
+    assert_eq!(
+        (suite.attribute("tests"), suite.attribute("failures")),
+        (Some("1"), Some("0")),
+        "{text}"
+    );
+}
