@@ -21,6 +21,7 @@ use crate::scenario::CoordinatedOmission;
 use crate::scenario::{Request, Scenario, Simulation, Step};
 use crate::schedule::{Event, Plan};
 use crate::session::{Session, save};
+use crate::shard::Shard;
 use crate::stats::Stats;
 use crate::template::interpolate;
 use crate::transport::{Sender, Transport};
@@ -42,11 +43,13 @@ pub struct Users {
 pub struct Run {
     /// When it started.
     pub started: Instant,
-    /// Measurements, in shards: each thread records into its own, so the request path
+    /// Measurements, in stripes: each thread records into its own, so the request path
     /// takes no lock another thread holds (the console merges them).
-    shards: Vec<Mutex<Stats>>,
+    stripes: Vec<Mutex<Stats>>,
     /// Per scenario.
     pub users: Vec<Arc<Users>>,
+    /// The part of the plan this generator runs (`--shard`).
+    shard: Shard,
     /// How connections are opened, and shared under `http.shareConnections`.
     transport: Transport,
     /// The path of `baseUrl` (`/api`), which every request's path is appended to; empty for
@@ -126,7 +129,7 @@ impl Cadence {
 }
 
 thread_local! {
-    static SHARD: usize = {
+    static STRIPE: usize = {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         NEXT.fetch_add(1, Relaxed) as usize
     };
@@ -158,8 +161,8 @@ impl Run {
         let micros = now.saturating_duration_since(due).as_micros() as u64;
         let service = now.saturating_duration_since(sent).as_micros() as u64;
         let second = now.saturating_duration_since(self.started).as_secs();
-        let shard = SHARD.with(|s| *s) % self.shards.len();
-        if let Ok(mut stats) = self.shards[shard].lock() {
+        let stripe = STRIPE.with(|s| *s) % self.stripes.len();
+        if let Ok(mut stats) = self.stripes[stripe].lock() {
             // Users active are read only when an entry of the series closes: they are
             // counters every thread writes.
             let active = if stats.closes_entry_at(second) {
@@ -185,8 +188,8 @@ impl Run {
         let now = Instant::now()
             .saturating_duration_since(self.started)
             .as_secs();
-        for shard in &self.shards {
-            if let Ok(mut s) = shard.lock() {
+        for stripe in &self.stripes {
+            if let Ok(mut s) = stripe.lock() {
                 s.roll_to(now, self.active());
                 all.merge_from(&s);
             }
@@ -294,8 +297,8 @@ impl Run {
         match self.transport.checkout(own).await {
             Ok(c) => {
                 if let Some(opened) = c.opened {
-                    let shard = SHARD.with(|s| *s) % self.shards.len();
-                    if let Ok(mut stats) = self.shards[shard].lock() {
+                    let stripe = STRIPE.with(|s| *s) % self.stripes.len();
+                    if let Ok(mut stats) = self.stripes[stripe].lock() {
                         stats.record_connection(opened.connect, opened.handshake);
                     }
                 }
@@ -479,10 +482,15 @@ fn classify_hyper(e: &hyper::Error, read_buffer: usize) -> String {
 
 /// The throttle: the k-th request of the run may start `offset(k)` after the run starts, so
 /// the rate follows the `throttle` steps whatever the users would do.
+///
+/// A shard's limiter ([`Limiter::shard`]) issues the whole run's requests whose index is
+/// ≡ i (mod N): its k-th request is the whole run's (k·N + i)-th, so each shard sends at the
+/// N-th of the rate and the N shards together at the whole rate, their slots interleaved.
 pub struct Limiter {
     /// (start s, length s, start rate, end rate, requests before it).
     segments: Vec<(f64, f64, f64, f64, f64)>,
     issued: AtomicU64,
+    shard: Shard,
 }
 
 impl Limiter {
@@ -516,13 +524,19 @@ impl Limiter {
         Some(Limiter {
             segments,
             issued: AtomicU64::new(0),
+            shard: Shard::WHOLE,
         })
+    }
+
+    /// This limiter for `shard`'s part of the run's requests only.
+    pub fn shard(self, shard: Shard) -> Limiter {
+        Limiter { shard, ..self }
     }
 
     /// When the next request may start, from the run's start; `None` when the rate has
     /// dropped to zero for good.
     pub fn next(&self) -> Option<Duration> {
-        let k = self.issued.fetch_add(1, Relaxed) as f64;
+        let k = self.shard.whole_index(self.issued.fetch_add(1, Relaxed)) as f64;
         // The last segment that begins at or before the k-th request. Segments that plan no
         // request begin with the one after them, which is therefore found instead; so a
         // segment found with no rate is the last, and the rate is zero for good.
@@ -693,10 +707,12 @@ async fn slot(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, end: In
 async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadline: Instant) {
     let mut tasks = tokio::task::JoinSet::new();
     let origin = Instant::now();
-    users
-        .planned
-        .fetch_add(crate::schedule::open_users(&scenario.injection), Relaxed);
-    for event in Plan::new(&scenario.injection) {
+    let shard = run.shard;
+    users.planned.fetch_add(
+        shard.share(crate::schedule::open_users(&scenario.injection)),
+        Relaxed,
+    );
+    for event in Plan::new(&scenario.injection).shard(shard) {
         let Some(at) = origin.checked_add(event.at()).filter(|at| *at < deadline) else {
             break;
         };
@@ -726,11 +742,22 @@ async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadl
     while tasks.join_next().await.is_some() {}
 }
 
-/// Builds the shared state for `simulation`.
+/// Builds the shared state for `simulation`, the whole of it.
 pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Arc<Run>, String> {
+    prepare_shard(simulation, base_dir, Shard::WHOLE)
+}
+
+/// Builds the shared state for `shard`'s part of `simulation` (`--shard`): its users, its
+/// feeders' records, its share of the throttle (see [`crate::shard`]).
+pub fn prepare_shard(
+    simulation: &Simulation,
+    base_dir: &std::path::Path,
+    shard: Shard,
+) -> Result<Arc<Run>, String> {
     let feeders = Feeders::load(
         simulation.scenarios.iter().map(|s| s.steps.as_slice()),
         base_dir,
+        shard,
     )?;
     let uri: http::Uri = simulation
         .base_url
@@ -758,7 +785,7 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
     let series_interval = crate::stats::series_interval(simulation.max_duration.get());
     Ok(Arc::new(Run {
         started: Instant::now(),
-        shards: (0..threads)
+        stripes: (0..threads)
             .map(|_| Mutex::new(Stats::new(series_interval)))
             .collect(),
         users: simulation
@@ -771,6 +798,7 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
                 })
             })
             .collect(),
+        shard,
         transport,
         base_path: uri.path().trim_end_matches('/').to_owned(),
         host: http::HeaderValue::from_str(authority.as_str())
@@ -779,7 +807,7 @@ pub fn prepare(simulation: &Simulation, base_dir: &std::path::Path) -> Result<Ar
         keep_alive: simulation.http.keep_alive,
         timeout: simulation.http.request_timeout.get(),
         feeders,
-        limiter: Limiter::new(&simulation.throttle),
+        limiter: Limiter::new(&simulation.throttle).map(|l| l.shard(shard)),
         correction: simulation.coordinated_omission,
         said_out_of_files: std::sync::atomic::AtomicBool::new(false),
         running: Arc::new(tokio::sync::Semaphore::new(
@@ -872,5 +900,39 @@ mod tests {
         assert_eq!(offsets(&l, 17), expected);
         // No throttle, no limiter.
         assert!(Limiter::new(&[]).is_none());
+    }
+
+    /// The shards' limiters issue the whole limiter's slots between them, each once: the
+    /// shards together send at the whole rate, each at its N-th.
+    ///
+    /// Catches: a shard's limiter at the whole rate (N times the load together), shards whose
+    /// slots coincide (each at the N-th of the rate, all at the same instants).
+    #[test]
+    fn the_shards_of_a_throttle_send_at_the_whole_rate_together() {
+        let yaml = "- reachRps: 90\n  in: 1s\n- holdFor: 1s\n- jumpToRps: 30\n- holdFor: 1s\n";
+        let whole = offsets(&limiter(yaml), 200);
+        let end = whole.iter().position(Option::is_none);
+        assert_eq!(end, None, "the last rate holds");
+        let mut union: Vec<Option<f64>> = (0..3)
+            .flat_map(|i| {
+                let shard = crate::shard::Shard::parse(&format!("{i}/3"), None).unwrap();
+                let sharded = limiter(yaml).shard(shard);
+                let own = offsets(&sharded, 200 / 3 + 1);
+                // A shard's own slots: every third of the whole's, from its index.
+                let expected: Vec<Option<f64>> = whole.iter().copied().skip(i).step_by(3).collect();
+                assert_eq!(own[..expected.len()], expected[..], "shard {shard}");
+                own[..expected.len()].to_vec()
+            })
+            .collect();
+        union.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(union, whole);
+        // At the 30/s that holds, a shard sends 10 a second.
+        let shard = crate::shard::Shard::parse("1/3", None).unwrap();
+        let last = offsets(&limiter(yaml).shard(shard), 60);
+        let gap = last[59].unwrap() - last[58].unwrap();
+        assert!(
+            (gap - 100.0).abs() < 1e-6,
+            "{gap} ms between a shard's sends"
+        );
     }
 }

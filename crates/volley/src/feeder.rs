@@ -1,11 +1,15 @@
 //! Feeders: records of a CSV file (a header row, then records) or a JSON file (an array of
 //! objects) handed to users, one record a `feed` step, by a strategy.
+//!
+//! A shard of a run (`--shard i/N`) has the records whose index in the file is ≡ i (mod N),
+//! whatever the strategy: no record is used by two shards, and together they use the file.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::scenario::{Feed, FeedStrategy, Step};
+use crate::shard::Shard;
 
 /// A file's records, handed out by its strategy.
 pub struct Feeder {
@@ -16,16 +20,36 @@ pub struct Feeder {
 
 impl Feeder {
     /// Reads `path`: a JSON file (`.json`: an array of objects, each a record whose keys are
-    /// its variables) or a CSV file (anything else: a header row, then records).
-    pub fn load(path: &Path, strategy: FeedStrategy) -> Result<Feeder, String> {
+    /// its variables) or a CSV file (anything else: a header row, then records), keeping
+    /// `shard`'s records (all of them for [`Shard::WHOLE`]). A shard left with none of a file
+    /// that has records is an error: its users would all fail, or a `random` or `circular`
+    /// feeder would have nothing to repeat.
+    pub fn load(path: &Path, strategy: FeedStrategy, shard: Shard) -> Result<Feeder, String> {
         let is_json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let records = if is_json {
+        let all = if is_json {
             json_records(path)?
         } else {
             csv_records(path)?
         };
+        let read = all.len();
+        let records: Vec<_> = all
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| shard.keeps(*i as u64))
+            .map(|(_, r)| r)
+            .collect();
+        if records.is_empty() && read > 0 {
+            return Err(format!(
+                "feeder {} has {read} record{}, too few for {} shards: shard {shard} has none \
+                 (give it at least {} records, or run fewer shards)",
+                path.display(),
+                if read == 1 { "" } else { "s" },
+                shard.count(),
+                shard.count()
+            ));
+        }
         Ok(Feeder::new(records, strategy))
     }
 
@@ -123,10 +147,12 @@ pub struct Feeders {
 }
 
 impl Feeders {
-    /// Loads the feeder of every `feed` step under `steps`, files relative to `base_dir`.
+    /// Loads the feeder of every `feed` step under `steps`, files relative to `base_dir`, with
+    /// `shard`'s records (see [`Feeder::load`]).
     pub fn load<'a>(
         steps: impl IntoIterator<Item = &'a [Step]>,
         base_dir: &Path,
+        shard: Shard,
     ) -> Result<Feeders, String> {
         fn collect<'a>(steps: &'a [Step], out: &mut Vec<&'a Feed>) {
             for s in steps {
@@ -146,7 +172,7 @@ impl Feeders {
         for f in feeds {
             let files = by_strategy.entry(f.strategy).or_default();
             if !files.contains_key(&f.file) {
-                let feeder = Feeder::load(&base_dir.join(&f.file), f.strategy)?;
+                let feeder = Feeder::load(&base_dir.join(&f.file), f.strategy, shard)?;
                 files.insert(f.file.clone(), feeder);
             }
         }
@@ -180,7 +206,7 @@ mod tests {
             step(FeedStrategy::Queue),
             step(FeedStrategy::Queue),
         ];
-        let feeders = Feeders::load([&steps[..]], dir.path()).unwrap();
+        let feeders = Feeders::load([&steps[..]], dir.path(), Shard::WHOLE).unwrap();
         let queue = feeders.get(&feed(FeedStrategy::Queue)).unwrap();
         let circular = feeders.get(&feed(FeedStrategy::Circular)).unwrap();
         assert!(feeders.get(&feed(FeedStrategy::Random)).is_none());
@@ -197,5 +223,82 @@ mod tests {
         );
         assert_eq!(queue.next().unwrap()[0].1, "B");
         assert!(queue.next().is_none());
+    }
+
+    /// Every strategy hands a shard only its own records: across the shards of a split, no
+    /// record twice, and every record of the file.
+    ///
+    /// Catches: a shuffle cut after shuffling by position (shards then share records when
+    /// their shuffles differ), a random or circular feeder drawing from the whole file.
+    #[test]
+    fn the_shards_of_a_feeder_share_no_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ten.csv");
+        let text: String = (0..10).map(|i| format!("R{i}\n")).collect();
+        std::fs::write(&path, format!("symbol\n{text}")).unwrap();
+        let value = |record: &[(String, String)]| record[0].1.clone();
+        for strategy in [
+            FeedStrategy::Queue,
+            FeedStrategy::Shuffle,
+            FeedStrategy::Random,
+            FeedStrategy::Circular,
+        ] {
+            let mut seen: Vec<String> = Vec::new();
+            for i in 0..3 {
+                let shard = Shard::parse(&format!("{i}/3"), None).unwrap();
+                let feeder = Feeder::load(&path, strategy, shard).unwrap();
+                let own: std::collections::BTreeSet<String> =
+                    (0..40).map_while(|_| feeder.next().map(value)).collect();
+                let expected: std::collections::BTreeSet<String> = (0..10)
+                    .filter(|k| k % 3 == i)
+                    .map(|k| format!("R{k}"))
+                    .collect();
+                if strategy == FeedStrategy::Random {
+                    assert!(own.is_subset(&expected), "{strategy:?} {shard}: {own:?}");
+                } else {
+                    assert_eq!(own, expected, "{strategy:?} {shard}");
+                }
+                seen.extend(own);
+            }
+            let distinct: std::collections::BTreeSet<&String> = seen.iter().collect();
+            assert_eq!(
+                distinct.len(),
+                seen.len(),
+                "{strategy:?}: a record in two shards"
+            );
+        }
+        // The queue of one shard runs dry after its own records.
+        let queue = Feeder::load(
+            &path,
+            FeedStrategy::Queue,
+            Shard::parse("2/3", None).unwrap(),
+        )
+        .unwrap();
+        let drawn: Vec<String> = std::iter::from_fn(|| queue.next().map(value)).collect();
+        assert_eq!(drawn, ["R2", "R5", "R8"]);
+    }
+
+    #[test]
+    fn a_shard_left_without_records_is_refused_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.csv");
+        std::fs::write(&path, "symbol\nA\nB\n").unwrap();
+        let shard = |text: &str| Shard::parse(text, None).unwrap();
+        assert!(Feeder::load(&path, FeedStrategy::Circular, shard("1/3")).is_ok());
+        let err = Feeder::load(&path, FeedStrategy::Circular, shard("2/3"))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err,
+            format!(
+                "feeder {} has 2 records, too few for 3 shards: shard 2/3 has none (give it at \
+                 least 3 records, or run fewer shards)",
+                path.display()
+            )
+        );
+        // An empty file is no shard's fault: its users say the feeder is empty, as unsharded.
+        let empty = dir.path().join("empty.csv");
+        std::fs::write(&empty, "symbol\n").unwrap();
+        assert!(Feeder::load(&empty, FeedStrategy::Queue, shard("2/3")).is_ok());
     }
 }

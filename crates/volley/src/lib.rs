@@ -6,7 +6,8 @@
 //! [`checks`], with [`session`] variables and [`feeder`] records, and records every
 //! response into HDR histograms ([`stats`]); [`console`] prints Gatling's blocks, [`results`]
 //! writes `results.json` and [`report`] the self-contained `index.html`; [`export`] writes
-//! what CI reads beside them (the assertions as JUnit XML, the tables as CSV).
+//! what CI reads beside them (the assertions as JUnit XML, the tables as CSV). A run may be
+//! one [`shard`] of N, on N generators whose results merge into the whole run's.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod results;
 pub mod scenario;
 pub mod schedule;
 pub mod session;
+pub mod shard;
 pub mod stats;
 pub mod template;
 pub mod transport;

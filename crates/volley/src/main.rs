@@ -30,6 +30,11 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         exports: Exports,
+        /// Run only the i-th of N parts of the plan (from 0), for N generators whose results
+        /// `merge` puts together; `N` alone takes i from `JOB_COMPLETION_INDEX`, as a
+        /// Kubernetes Indexed Job sets it.
+        #[arg(long, value_name = "[i/]N")]
+        shard: Option<String>,
     },
     /// Merge the results of several generators into one, exactly (HDR histograms add).
     Merge {
@@ -168,9 +173,10 @@ fn main() -> ExitCode {
             overrides,
             out,
             exports,
+            shard,
         } => {
             raise_open_files_limit();
-            match run(&scenario, &overrides, &out, &exports) {
+            match run(&scenario, &overrides, &out, &exports, shard.as_deref()) {
                 Ok(code) => code,
                 Err(e) => {
                     eprintln!("volley: {e:#}");
@@ -212,6 +218,12 @@ fn merge(inputs: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
         let results = volley::results::read(&bytes, &name)?;
         all.push((name, results));
     }
+    // A split missing a part (a generator that failed) still merges, said: what ran is worth
+    // reading, but it is not the whole plan.
+    let shards: Vec<_> = all.iter().map(|(_, r)| r.shard).collect();
+    if let Err(incomplete) = volley::shard::whole(&shards) {
+        eprintln!("volley: warning: {incomplete}");
+    }
     let merged = volley::results::merge(&all)?;
     std::fs::write(output, serde_json::to_vec_pretty(&merged)?)
         .with_context(|| format!("cannot write {}", output.display()))?;
@@ -233,7 +245,19 @@ fn run(
     overrides: &[String],
     out: &std::path::Path,
     exports: &Exports,
+    shard: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
+    use volley::shard::{JOB_INDEX_VAR, Shard};
+    let shard = match shard {
+        None => Shard::WHOLE,
+        Some(arg) => {
+            let job_index = std::env::var_os(JOB_INDEX_VAR);
+            Shard::parse(
+                arg,
+                job_index.as_deref().map(|v| v.to_string_lossy()).as_deref(),
+            )?
+        }
+    };
     let simulation = match volley::scenario::load(path, overrides) {
         Ok(s) => s,
         Err(report) => {
@@ -249,16 +273,22 @@ fn run(
     let started_at = jiff::Timestamp::now().to_string();
     let name = path.file_stem().unwrap_or_default().to_string_lossy();
     let (stats_text, results, interrupted) = runtime.block_on(async {
-        let run = engine::prepare(
+        let run = engine::prepare_shard(
             &simulation,
             path.parent().unwrap_or(std::path::Path::new(".")),
+            shard,
         )
         .map_err(anyhow::Error::msg)?;
         // Ctrl-C is handled from before the start is announced: an interrupt sent as soon as
         // the line is read writes the results, never ends the process by the default action.
         let mut interrupt =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-        println!("Simulation {name} started...");
+        let part = if shard.is_whole() {
+            String::new()
+        } else {
+            format!(" (shard {shard})")
+        };
+        println!("Simulation {name}{part} started...");
         std::io::stdout().flush()?;
         let interval = simulation
             .console_interval
@@ -312,6 +342,8 @@ fn run(
             volley::results::Results::new(&stats, started_at, elapsed, !finished, outcomes);
         results.coordinated_omission = Some(simulation.coordinated_omission.name().to_owned());
         results.distribution_bounds = simulation.distribution_bounds;
+        results.users = volley::results::UserCounts::of(&run);
+        results.shard = (!shard.is_whole()).then_some(shard);
         anyhow::Ok((text, results, interrupted))
     })?;
     std::io::stdout().write_all(stats_text.as_bytes())?;

@@ -96,6 +96,46 @@ pub struct Results {
     /// Absent in older files: Gatling's `[800, 1200]`.
     #[serde(default = "default_bounds")]
     pub distribution_bounds: [u64; 2],
+    /// The users of each scenario, by its name; a merge adds them up. Absent in older files.
+    #[serde(default)]
+    pub users: BTreeMap<String, UserCounts>,
+    /// The part of the plan this run was (`volley run --shard i/N`); null for a whole run and
+    /// for merged results. Absent in older files.
+    #[serde(default)]
+    pub shard: Option<crate::shard::Shard>,
+}
+
+/// One scenario's users: open-model arrivals and closed-model users alike.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
+pub struct UserCounts {
+    /// Users started.
+    pub started: u64,
+    /// Users that ran to their end (fewer than started when the run was cut or interrupted).
+    pub done: u64,
+}
+
+impl UserCounts {
+    /// The counts of `run`'s scenarios now, by name (scenarios of one name add up).
+    pub fn of(run: &crate::engine::Run) -> BTreeMap<String, UserCounts> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut counts: BTreeMap<String, UserCounts> = BTreeMap::new();
+        for u in &run.users {
+            counts.entry(u.name.clone()).or_default().add(UserCounts {
+                started: u.started.load(Relaxed),
+                done: u.done.load(Relaxed),
+            });
+        }
+        counts
+    }
+
+    fn add(&mut self, other: UserCounts) {
+        self.started += other.started;
+        self.done += other.done;
+    }
 }
 
 /// The connections a run opened: TCP connect and TLS handshake times, apart from the
@@ -180,6 +220,8 @@ impl Results {
                 tls_handshake_histogram: encode(&stats.tls_handshake),
             },
             distribution_bounds: DEFAULT_BOUNDS,
+            users: BTreeMap::new(),
+            shard: None,
         }
     }
 
@@ -305,7 +347,8 @@ pub enum Together {
 }
 
 /// Merges the results of several generators run side by side: histograms are added, so the
-/// merged percentiles are exactly those of all responses together. The series is re-bucketed
+/// merged percentiles are exactly those of all responses together, and so are the users of
+/// each scenario. The series is re-bucketed
 /// at the coarsest input's resolution (at their least common multiple when one does not
 /// divide another); its counts are summed, an
 /// entry's percentiles are the highest any generator saw (those are not mergeable without
@@ -325,7 +368,11 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
     let mut total = 0.0f64;
     let mut cut = false;
     let mut series: BTreeMap<u64, SeriesEntry> = BTreeMap::new();
+    let mut users: BTreeMap<String, UserCounts> = BTreeMap::new();
     for (file, r) in inputs {
+        for (name, counts) in &r.users {
+            users.entry(name.clone()).or_default().add(*counts);
+        }
         add(&mut stats.global, file, "Global", &r.global)?;
         for (name, req) in &r.requests {
             add(
@@ -391,6 +438,7 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
     );
     merged.coordinated_omission = first.coordinated_omission.clone();
     merged.distribution_bounds = first.distribution_bounds;
+    merged.users = users;
     Ok(merged)
 }
 
@@ -657,6 +705,61 @@ mod tests {
         assert_eq!(other.distribution_bounds, DEFAULT_BOUNDS);
         let merged = merge(&[("a".into(), read_back), ("b".into(), other)]).unwrap();
         assert_eq!(merged.distribution_bounds, [250, 600]);
+    }
+
+    /// The users of each scenario add up in a merge, as the shards of a run started them; a
+    /// file without them (older volley) adds none, and the merged run is no shard.
+    #[test]
+    fn users_add_up_in_a_merge() {
+        let with = |open: u64, closed: u64, shard: &str| {
+            let mut r = run(2, 1);
+            r.users = BTreeMap::from([
+                (
+                    "open".to_owned(),
+                    UserCounts {
+                        started: open,
+                        done: open,
+                    },
+                ),
+                (
+                    "closed".to_owned(),
+                    UserCounts {
+                        started: closed,
+                        done: closed - 1,
+                    },
+                ),
+            ]);
+            r.shard = crate::shard::Shard::parse(shard, None).ok();
+            r
+        };
+        let mut older = serde_json::to_value(run(2, 1)).unwrap();
+        let fields = older.as_object_mut().unwrap();
+        fields.remove("users");
+        fields.remove("shard");
+        let older = read(&serde_json::to_vec(&older).unwrap(), "older.json").unwrap();
+        assert!(older.users.is_empty() && older.shard.is_none());
+        let merged = merge(&[
+            ("0".into(), with(4, 2, "0/3")),
+            ("1".into(), with(3, 2, "1/3")),
+            ("2".into(), with(3, 1, "2/3")),
+            ("older".into(), older),
+        ])
+        .unwrap();
+        assert_eq!(
+            merged.users["open"],
+            UserCounts {
+                started: 10,
+                done: 10
+            }
+        );
+        assert_eq!(
+            merged.users["closed"],
+            UserCounts {
+                started: 5,
+                done: 2
+            }
+        );
+        assert_eq!(merged.shard, None);
     }
 
     #[test]

@@ -4,11 +4,12 @@
 //! so a plan of any length costs the same few words of memory: a 10 h run at 1,000 users a
 //! second is 36 M arrivals, none of which exists before it is due. Counts are exact (a
 //! `rampUsers: 20` plans 20 users, a `constantUsersPerSec: 40, during: 1s` 40), randomized
-//! arrivals included.
+//! arrivals included. A [`Sharded`] plan is one generator's part of it (`--shard`).
 
 use std::time::Duration;
 
 use crate::scenario::{Injection, Shape};
+use crate::shard::Shard;
 
 /// One thing to start, at an offset from the scenario's start.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,7 +38,8 @@ impl Event {
 }
 
 /// Open-model users planned by `steps` in all (closed-model users are not known ahead), for
-/// the console's progress bar. Computed, not counted: O(steps).
+/// the console's progress bar. Computed, not counted: O(steps). A shard's are
+/// [`Shard::share`] of them.
 pub fn open_users(steps: &[Injection]) -> u64 {
     steps
         .iter()
@@ -135,6 +137,16 @@ impl<'a> Plan<'a> {
             phase_start: Duration::ZERO,
             cursor: None,
             rng: fastrand::Rng::with_seed(0x2545_F491_4F6C_DD1D),
+        }
+    }
+
+    /// The events of `shard` only: see [`Sharded`].
+    pub fn shard(self, shard: Shard) -> Sharded<'a> {
+        Sharded {
+            plan: self,
+            shard,
+            arrivals: 0,
+            slots: 0,
         }
     }
 
@@ -245,6 +257,54 @@ impl Iterator for Plan<'_> {
     }
 }
 
+/// One shard's part of a [`Plan`]: the arrivals whose index among the plan's arrivals is
+/// ≡ i (mod N), and the same of its closed-model slots, each at its time in the whole plan.
+///
+/// The N shards' events are therefore the whole plan's, each once: their arrivals add up to
+/// the plan's (a `rampUsers: 10` over 3 shards is 4 + 3 + 3), and their busy slots to the
+/// plan's at every moment. The whole plan is walked (randomized arrivals draw their times
+/// from one sequence), which is arithmetic: a shard sleeps only to its own events.
+///
+/// ```
+/// use volley::schedule::{Event, Plan};
+/// use volley::shard::Shard;
+///
+/// let steps = vec![volley::scenario::Injection {
+///     at_once_users: Some(10),
+///     ..Default::default()
+/// }];
+/// let of3 = |i| Shard::parse(&format!("{i}/3"), None).unwrap();
+/// let counts: Vec<usize> = (0..3).map(|i| Plan::new(&steps).shard(of3(i)).count()).collect();
+/// assert_eq!(counts, [4, 3, 3]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Sharded<'a> {
+    plan: Plan<'a>,
+    shard: Shard,
+    /// Arrivals, and slots, of the whole plan so far.
+    arrivals: u64,
+    slots: u64,
+}
+
+impl Iterator for Sharded<'_> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        if self.shard.is_whole() {
+            return self.plan.next();
+        }
+        self.plan.by_ref().find(|event| {
+            let counter = match event {
+                Event::Arrival(_) => &mut self.arrivals,
+                Event::Slot { .. } => &mut self.slots,
+            };
+            let k = *counter;
+            *counter += 1;
+            self.shard.keeps(k)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +390,94 @@ mod tests {
             ]
         );
         assert_eq!(open_users(&steps), 0);
+    }
+
+    /// The shards of a plan are the plan: every arrival and slot once, at its time, the
+    /// arrivals counted ahead as they come.
+    ///
+    /// Catches: arrivals and slots counted together (a plan's slots then fall to shards by
+    /// how many arrivals came before them), a randomized step drawing its own times per
+    /// shard (the union is then not the plan), a shard's planned users rounded the same way
+    /// for every shard.
+    #[test]
+    fn the_shards_of_a_plan_add_up_to_the_plan() {
+        let steps = injection(
+            "- atOnceUsers: 4\n- rampUsers: 10\n  during: 1s\n\
+             - constantUsersPerSec: 7\n  during: 1s\n  randomized: true\n\
+             - constantConcurrentUsers: 5\n  during: 1s\n\
+             - rampUsersPerSec: 2\n  to: 6\n  during: 2s\n\
+             - rampConcurrentUsers: 1\n  to: 3\n  during: 2s\n",
+        );
+        let whole: Vec<Event> = Plan::new(&steps).collect();
+        let arrivals = |events: &[Event]| {
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::Arrival(_)))
+                .count() as u64
+        };
+        assert_eq!(arrivals(&whole), open_users(&steps));
+        assert_eq!(open_users(&steps), 4 + 10 + 7 + 8);
+        assert_eq!(whole.len() as u64 - arrivals(&whole), 5 + 3);
+        assert_eq!(
+            Plan::new(&steps).shard(Shard::WHOLE).collect::<Vec<_>>(),
+            whole
+        );
+        for count in [2u32, 3, 4] {
+            let shards: Vec<Vec<Event>> = (0..count)
+                .map(|i| {
+                    let shard = Shard::parse(&format!("{i}/{count}"), None).unwrap();
+                    let events: Vec<Event> = Plan::new(&steps).shard(shard).collect();
+                    assert_eq!(
+                        arrivals(&events),
+                        shard.share(open_users(&steps)),
+                        "shard {shard}: its planned users"
+                    );
+                    assert!(events.windows(2).all(|w| w[0].at() <= w[1].at()));
+                    events
+                })
+                .collect();
+            // The shards' events together, in the plan's order: the plan itself.
+            let mut union: Vec<Event> = shards.concat();
+            union.sort_by(|a, b| a.at().cmp(&b.at()).then(key(a).cmp(&key(b))));
+            let mut expected = whole.clone();
+            expected.sort_by(|a, b| a.at().cmp(&b.at()).then(key(a).cmp(&key(b))));
+            assert_eq!(union, expected, "{count} shards");
+            // Busy slots add up at every moment: slot k is shard k mod N's.
+            let slots: Vec<&Event> = whole
+                .iter()
+                .filter(|e| matches!(e, Event::Slot { .. }))
+                .collect();
+            for (i, events) in shards.iter().enumerate() {
+                let own: Vec<&Event> = events
+                    .iter()
+                    .filter(|e| matches!(e, Event::Slot { .. }))
+                    .collect();
+                let expected: Vec<&Event> = slots
+                    .iter()
+                    .copied()
+                    .skip(i)
+                    .step_by(count as usize)
+                    .collect();
+                assert_eq!(own, expected, "shard {i}/{count}'s slots");
+            }
+        }
+        // rampUsers: 10 over 3 shards is 4 + 3 + 3.
+        let ramp = injection("- rampUsers: 10\n  during: 1s\n");
+        let counts: Vec<usize> = (0..3)
+            .map(|i| {
+                let shard = Shard::parse(&format!("{i}/3"), None).unwrap();
+                Plan::new(&ramp).shard(shard).count()
+            })
+            .collect();
+        assert_eq!(counts, [4, 3, 3]);
+    }
+
+    /// A total order on events at one time, for comparing sets of them.
+    fn key(e: &Event) -> (u8, Duration) {
+        match e {
+            Event::Arrival(_) => (0, Duration::ZERO),
+            Event::Slot { end, .. } => (1, *end),
+        }
     }
 
     #[test]

@@ -465,7 +465,7 @@ impl Stats {
         let open = other.current.as_ref().map(|o| o.close(0));
         for s in other.series.iter().cloned().chain(open) {
             match series.get_mut(&s.second) {
-                // Shards of one run see the same users: the count is not added.
+                // Stripes of one run see the same users: the count is not added.
                 Some(m) => m.absorb(&s, false),
                 None => {
                     series.insert(s.second, s);
@@ -796,7 +796,7 @@ mod tests {
         assert_eq!(stats.errors.get("order 1200 failed"), None);
         assert_eq!(stats.errors.total(), 1_501);
 
-        // Shards merged keep the cap too, and the catch-all adds up.
+        // Stripes merged keep the cap too, and the catch-all adds up.
         let mut other = Stats::default();
         for i in 0..1_100u64 {
             other.record("r", 0, 1_000, 1_000, Some(&format!("refund {i} failed")), 1);

@@ -3,6 +3,8 @@
 //! run of the real binary. Each test binary uses what it needs.
 #![allow(dead_code)]
 
+pub mod realtime;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
