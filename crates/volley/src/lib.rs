@@ -17,6 +17,7 @@ pub mod console;
 pub mod engine;
 pub mod export;
 pub mod feeder;
+pub mod live;
 pub mod report;
 pub mod results;
 pub mod scenario;

@@ -35,6 +35,10 @@ enum Command {
         /// Kubernetes Indexed Job sets it.
         #[arg(long, value_name = "[i/]N")]
         shard: Option<String>,
+        /// Serve the running test's counters and response-time summaries at
+        /// `http://ADDR/metrics`, for a Prometheus to scrape (e.g. `127.0.0.1:9464`).
+        #[arg(long, value_name = "ADDR")]
+        prometheus: Option<std::net::SocketAddr>,
     },
     /// Merge the results of several generators into one, exactly (HDR histograms add).
     Merge {
@@ -174,9 +178,17 @@ fn main() -> ExitCode {
             out,
             exports,
             shard,
+            prometheus,
         } => {
             raise_open_files_limit();
-            match run(&scenario, &overrides, &out, &exports, shard.as_deref()) {
+            match run(
+                &scenario,
+                &overrides,
+                &out,
+                &exports,
+                shard.as_deref(),
+                prometheus,
+            ) {
                 Ok(code) => code,
                 Err(e) => {
                     eprintln!("volley: {e:#}");
@@ -246,6 +258,7 @@ fn run(
     out: &std::path::Path,
     exports: &Exports,
     shard: Option<&str>,
+    prometheus: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<ExitCode> {
     use volley::shard::{JOB_INDEX_VAR, Shard};
     let shard = match shard {
@@ -265,6 +278,15 @@ fn run(
             return Ok(ExitCode::from(1));
         }
     };
+    // Taken before the run: an address in use is an error before any request is sent.
+    let live = prometheus
+        .map(|addr| {
+            let listener = std::net::TcpListener::bind(addr)
+                .map_err(|e| anyhow::anyhow!("--prometheus {addr}: {e}"))?;
+            listener.set_nonblocking(true)?;
+            anyhow::Ok(listener)
+        })
+        .transpose()?;
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if simulation.threads > 0 {
         builder.worker_threads(simulation.threads);
@@ -283,6 +305,17 @@ fn run(
         // the line is read writes the results, never ends the process by the default action.
         let mut interrupt =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let metrics = match live {
+            Some(listener) => {
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                println!(
+                    "Prometheus metrics: http://{}/metrics",
+                    listener.local_addr()?
+                );
+                Some(tokio::spawn(volley::live::serve(listener, run.clone())))
+            }
+            None => None,
+        };
         let part = if shard.is_whole() {
             String::new()
         } else {
@@ -321,6 +354,9 @@ fn run(
             }
         };
         printer.abort();
+        if let Some(metrics) = metrics {
+            metrics.abort();
+        }
         let elapsed = run.started.elapsed();
         // Close the last second so that the series covers the whole run.
         let stats = run.snapshot();

@@ -1,0 +1,245 @@
+//! `volley run --prometheus ADDR`: the running test's counters and response-time summaries
+//! at `http://ADDR/metrics` in Prometheus' text format, for a Prometheus to scrape while a long
+//! test runs (what Gatling sends to Graphite, and k6 to its outputs).
+//!
+//! Each scrape merges the run's measurements as the console does: cumulative from the start,
+//! so `rate(volley_requests_total[1m])` is the request rate and the summaries' quantiles are
+//! the run's so far.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+
+use crate::engine::Run;
+use crate::stats::Stats;
+
+/// The quantiles each summary gives.
+const QUANTILES: [f64; 5] = [0.5, 0.75, 0.95, 0.99, 1.0];
+
+/// Serves `/metrics` on `listener` until the task is dropped; anything else is 404.
+pub async fn serve(listener: tokio::net::TcpListener, run: Arc<Run>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let run = run.clone();
+        let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            let response = if req.uri().path() == "/metrics" {
+                let users: Vec<UsersNow> = run
+                    .users
+                    .iter()
+                    .map(|u| UsersNow {
+                        scenario: u.name.clone(),
+                        started: u.started.load(Relaxed),
+                        done: u.done.load(Relaxed),
+                    })
+                    .collect();
+                let text = render(&run.snapshot(), &users, run.started.elapsed());
+                hyper::Response::builder()
+                    .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                    .body(Full::new(Bytes::from(text)))
+            } else {
+                hyper::Response::builder()
+                    .status(404)
+                    .body(Full::new(Bytes::from_static(b"volley serves /metrics\n")))
+            };
+            std::future::ready(response)
+        });
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// One scenario's users at a scrape.
+#[derive(Clone, Debug)]
+pub struct UsersNow {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Users started so far.
+    pub started: u64,
+    /// Users finished so far.
+    pub done: u64,
+}
+
+/// The Prometheus text of `stats` and `users`, `elapsed` into the run.
+///
+/// ```
+/// let mut stats = volley::stats::Stats::new(1);
+/// stats.record("quote", 0, 1_500, 1_500, None, 0);
+/// let users = [volley::live::UsersNow { scenario: "s".into(), started: 1, done: 1 }];
+/// let text = volley::live::render(&stats, &users, std::time::Duration::from_secs(1));
+/// assert!(text.contains("volley_requests_total{request=\"quote\",outcome=\"ok\"} 1\n"));
+/// ```
+pub fn render(stats: &Stats, users: &[UsersNow], elapsed: std::time::Duration) -> String {
+    let mut out = String::with_capacity(4096);
+    family(
+        &mut out,
+        "volley_requests_total",
+        "counter",
+        "Requests answered (ok) or failed (ko), by request name",
+    );
+    for (name, t) in &stats.by_name {
+        for (outcome, n) in [("ok", t.oks), ("ko", t.kos)] {
+            let _ = writeln!(
+                out,
+                "volley_requests_total{{request=\"{}\",outcome=\"{outcome}\"}} {n}",
+                escape(name)
+            );
+        }
+    }
+    family(
+        &mut out,
+        "volley_response_time_seconds",
+        "summary",
+        "Response times so far by request name, from when each request was due (with the closed \
+         model's correction for coordinated omission, as in results.json)",
+    );
+    for (name, t) in &stats.by_name {
+        let name = escape(name);
+        for q in QUANTILES {
+            let value = if t.all.is_empty() {
+                f64::NAN
+            } else {
+                t.all.value_at_quantile(q) as f64 / 1e6
+            };
+            let _ = writeln!(
+                out,
+                "volley_response_time_seconds{{request=\"{name}\",quantile=\"{q}\"}} {}",
+                number(value)
+            );
+        }
+        let count = t.all.len();
+        let sum = t.all.mean() * count as f64 / 1e6;
+        let _ = writeln!(
+            out,
+            "volley_response_time_seconds_sum{{request=\"{name}\"}} {}",
+            number(sum)
+        );
+        let _ = writeln!(
+            out,
+            "volley_response_time_seconds_count{{request=\"{name}\"}} {count}"
+        );
+    }
+    family(
+        &mut out,
+        "volley_errors_total",
+        "counter",
+        "Failed requests by KO message",
+    );
+    for (message, n) in stats.errors.iter() {
+        let _ = writeln!(
+            out,
+            "volley_errors_total{{error=\"{}\"}} {n}",
+            escape(message)
+        );
+    }
+    family(
+        &mut out,
+        "volley_users_started_total",
+        "counter",
+        "Users started, by scenario",
+    );
+    for u in users {
+        let _ = writeln!(
+            out,
+            "volley_users_started_total{{scenario=\"{}\"}} {}",
+            escape(&u.scenario),
+            u.started
+        );
+    }
+    family(
+        &mut out,
+        "volley_users_active",
+        "gauge",
+        "Users started and not finished, by scenario",
+    );
+    for u in users {
+        let _ = writeln!(
+            out,
+            "volley_users_active{{scenario=\"{}\"}} {}",
+            escape(&u.scenario),
+            u.started.saturating_sub(u.done)
+        );
+    }
+    family(
+        &mut out,
+        "volley_connections_opened_total",
+        "counter",
+        "Connections opened",
+    );
+    let _ = writeln!(
+        out,
+        "volley_connections_opened_total {}",
+        stats.connect.len()
+    );
+    family(
+        &mut out,
+        "volley_elapsed_seconds",
+        "gauge",
+        "Time since the run started",
+    );
+    let _ = writeln!(out, "volley_elapsed_seconds {}", elapsed.as_secs_f64());
+    out
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// A label value as the text format wants it: backslash, double quote and line feed escaped.
+fn escape(value: &str) -> std::borrow::Cow<'_, str> {
+    if !value.contains(['\\', '"', '\n']) {
+        return std::borrow::Cow::Borrowed(value);
+    }
+    std::borrow::Cow::Owned(
+        value
+            .replace('\\', r"\\")
+            .replace('"', "\\\"")
+            .replace('\n', r"\n"),
+    )
+}
+
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".to_owned()
+    } else {
+        v.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped_and_every_family_is_typed() {
+        let mut stats = Stats::new(1);
+        stats.record("a\"b\\c\nd", 0, 2_000, 2_000, Some("Connection refused"), 0);
+        stats.record("a\"b\\c\nd", 0, 4_000, 4_000, None, 0);
+        let text = render(&stats, &[], std::time::Duration::from_millis(1500));
+        assert!(
+            text.contains(r#"volley_requests_total{request="a\"b\\c\nd",outcome="ko"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"volley_errors_total{error="Connection refused"} 1"#));
+        assert!(text.contains(r#"volley_response_time_seconds_count{request="a\"b\\c\nd"} 2"#));
+        assert!(text.contains("volley_elapsed_seconds 1.5\n"));
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap();
+            let family = name.trim_end_matches("_sum").trim_end_matches("_count");
+            assert!(
+                text.contains(&format!("# TYPE {family} ")),
+                "{name} has no TYPE line"
+            );
+        }
+    }
+}
