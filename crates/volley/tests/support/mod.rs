@@ -3,6 +3,7 @@
 //! run of the real binary. Each test binary uses what it needs.
 #![allow(dead_code)]
 
+pub mod prometheus;
 pub mod realtime;
 
 use std::net::SocketAddr;
