@@ -113,6 +113,13 @@ where
     if caller {
         record.set_caller(meta.file().zip(meta.line()));
     }
+    // The thread's context first: it is the outermost, and a span's field of the same name
+    // wins (`Record::mdc_value` looks innermost first).
+    crate::context::current(|c| {
+        for (k, v) in c.into_iter().flat_map(crate::context::Context::entries) {
+            record.push_mdc(k, v);
+        }
+    });
     if let Some(scope) = ctx.event_scope(event) {
         for span in scope.from_root() {
             if let Some(fields) = span.extensions().get::<SpanFields>() {

@@ -22,6 +22,7 @@
 pub mod appender;
 mod build;
 pub mod config;
+pub mod context;
 pub mod layer;
 pub mod layout;
 pub mod levels;

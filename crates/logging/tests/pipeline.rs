@@ -451,6 +451,60 @@ fn json_layout_writes_dropwizard_fields() {
     assert!(v["thread"].is_string());
 }
 
+/// A thread's context (`ferrowizard_logging::context`) reaches `%X{key}` and the JSON
+/// layout's `mdc` for the events logged inside its scope only; a span's field of the same name
+/// wins.
+///
+/// Catches: the context ignored by either layout, a context left in place after its scope
+/// (the last line would carry it), the context winning over a span.
+#[test]
+fn a_threads_context_is_the_mdc_of_the_events_inside_its_scope() {
+    use ferrowizard_logging::context::Context;
+    let dir = tempfile::tempdir().unwrap();
+    let text_path = dir.path().join("text.log");
+    let json_path = dir.path().join("json.log");
+    let mut text = file_appender(&text_path);
+    text.common.log_format = Some("%X{requestId}|%X{user}|%m%n".into());
+    let mut json = file_appender(&json_path);
+    json.common.layout = Some(LayoutFactory::Json(JsonLayoutFactory::default()));
+    let factory = LoggingFactory {
+        appenders: vec![AppenderFactory::File(text), AppenderFactory::File(json)],
+        ..Default::default()
+    };
+    let (logging, dispatch) = start(&factory);
+    tracing::dispatcher::with_default(&dispatch, || {
+        let request = Context::new().with("requestId", "r-7").with("user", "ann");
+        request.scope(|| {
+            tracing::info!("inside");
+            let span = tracing::info_span!("inner", user = "bob");
+            let _e = span.enter();
+            tracing::info!("in a span");
+        });
+        tracing::info!("outside");
+    });
+    logging.shutdown(Duration::from_secs(5));
+    let lines: Vec<String> = std::fs::read_to_string(&text_path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines, ["r-7|ann|inside", "r-7|bob|in a span", "||outside"]);
+    let json: Vec<serde_json::Value> = std::fs::read_to_string(&json_path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(json[0]["mdc"]["requestId"], "r-7");
+    assert_eq!(json[0]["mdc"]["user"], "ann");
+    assert!(
+        json[2]
+            .get("mdc")
+            .is_none_or(|m| m.get("requestId").is_none()),
+        "{}",
+        json[2]
+    );
+}
+
 #[test]
 fn time_based_rotation_by_the_second() {
     let dir = tempfile::tempdir().unwrap();
