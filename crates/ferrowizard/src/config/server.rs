@@ -251,6 +251,26 @@ pub fn default_allowed_methods() -> Vec<String> {
         .to_vec()
 }
 
+section! {
+    /// `requestId:`: each request's ID, the client's when it sends a well-formed one (1 to 128
+    /// letters, digits and `-_.:+/=`), else 128 random bits in hex; returned in the response
+    /// under the same header, and `requestId` in the logging context of the request's events.
+    pub struct RequestIdFactory {
+        /// Whether requests get an ID (off by default: it costs about a tenth of a simple
+        /// request's instructions, BENCHMARKS.md "Issue 23").
+        enabled: bool = false,
+        /// The header the ID is read from and returned in.
+        #[garde(custom(header_name))]
+        header_name: String = "X-Request-Id".to_owned(),
+    }
+}
+
+fn header_name(name: &String, _: &()) -> garde::Result {
+    http::HeaderName::from_bytes(name.as_bytes())
+        .map(|_| ())
+        .map_err(|_| garde::Error::new(format!("{name:?} is not a header name")))
+}
+
 /// Declares a server section: the fields both server types have, then its own.
 macro_rules! server {
     (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
@@ -294,6 +314,11 @@ macro_rules! server {
             [
                 /// Larger request bodies get 413.
                 max_request_body_size: Size = Size::mebibytes(8)
+            ]
+            [
+                /// Request IDs: in the response, and in every log event of the request.
+                #[garde(dive)]
+                request_id: RequestIdFactory = RequestIdFactory::default()
             ]
             $($fields)*
         ]);
@@ -428,6 +453,8 @@ pub struct SharedSettings<'a> {
     pub shutdown_grace_period: Duration,
     /// `requestLog`.
     pub request_log: &'a RequestLogFactory,
+    /// `requestId`.
+    pub request_id: &'a RequestIdFactory,
     /// Where the application's routes are served: the application context path joined with
     /// `rootPath` (no trailing `/`; empty: the root).
     pub application_path: String,
@@ -446,6 +473,7 @@ impl ServerFactory {
                     max_request_body_size: $f.max_request_body_size,
                     shutdown_grace_period: $f.shutdown_grace_period,
                     request_log: &$f.request_log,
+                    request_id: &$f.request_id,
                     application_path: join_paths(
                         &$f.application_context_path,
                         $f.root_path.as_deref().unwrap_or("/"),

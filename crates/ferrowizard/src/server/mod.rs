@@ -43,6 +43,7 @@ pub(crate) mod metrics;
 mod pipeline;
 mod pressure;
 mod receive;
+mod request_id;
 mod request_log;
 mod respond;
 mod route;
@@ -220,6 +221,13 @@ impl PipelineSettings {
             compressed_methods: shared.gzip.included_methods.clone(),
             allowed_methods: shared.allowed_methods.to_vec(),
             max_body: shared.max_request_body_size.to_bytes(),
+            request_id: shared
+                .request_id
+                .enabled
+                .then(|| {
+                    http::HeaderName::from_bytes(shared.request_id.header_name.as_bytes()).ok()
+                })
+                .flatten(),
         }
     }
 }

@@ -55,6 +55,8 @@ pub(crate) struct PipelineSettings {
     pub(crate) allowed_methods: Vec<String>,
     /// `maxRequestBodySize`, bytes.
     pub(crate) max_body: u64,
+    /// `requestId.headerName`, when `requestId.enabled`.
+    pub(crate) request_id: Option<http::HeaderName>,
 }
 
 /// What every request of a connection shares: reached through one reference count, which
@@ -70,6 +72,8 @@ struct Shared {
     request_log: Option<Arc<RequestLog>>,
     /// The routes whose templates are known (see `super::route`).
     routes: Arc<RouteTable>,
+    /// `requestId.headerName`, when request IDs are on.
+    request_id: Option<http::HeaderName>,
 }
 
 /// A connector's requests, from arrival to their request-log line (see the module docs).
@@ -109,6 +113,7 @@ impl<S: Clone> Pipeline<S> {
                 metrics,
                 request_log,
                 routes,
+                request_id: settings.request_id.clone(),
             }),
         }
     }
@@ -170,6 +175,10 @@ impl<S: Inner> Pipeline<S> {
             shared.request_log.as_deref(),
             self.handler.compresses(),
         );
+        let context = shared
+            .request_id
+            .as_ref()
+            .map(|name| super::request_id::context(req.headers().get(name)));
         let mut rest = Rest {
             shared,
             started,
@@ -178,6 +187,7 @@ impl<S: Inner> Pipeline<S> {
             route: None,
             connection,
             place: None,
+            context,
         };
         let shared = &*rest.shared;
         // admit
@@ -187,18 +197,24 @@ impl<S: Inner> Pipeline<S> {
         };
         // route: a known template is found here; a merged router's is handed on with the
         // response ([`Matched`]), and wins.
-        let route = shared
-            .routes
-            .find(req.method(), req.uri().path())
-            .map(|(route, template)| {
-                tracing::debug!(
-                    target: "ferrowizard::server::routing",
-                    method = req.method().as_str(),
-                    route = template,
-                    "routed"
-                );
-                route
-            });
+        let find = || {
+            shared
+                .routes
+                .find(req.method(), req.uri().path())
+                .map(|(route, template)| {
+                    tracing::debug!(
+                        target: "ferrowizard::server::routing",
+                        method = req.method().as_str(),
+                        route = template,
+                        "routed"
+                    );
+                    route
+                })
+        };
+        let route = match &rest.context {
+            Some(context) => context.scope(find),
+            None => find(),
+        };
         // handle: the router's future is built where it is kept, not moved there (it is a
         // few hundred bytes).
         let compress = accepts_encoding && shared.compressed_methods.contains(req.method());
@@ -238,6 +254,8 @@ struct Rest {
     connection: Option<Respond>,
     /// The admitted request's place, given back when it is answered.
     place: Option<Place>,
+    /// Its logging context (its request ID), in place while the router's future is polled.
+    context: Option<ferrowizard_logging::context::Context>,
 }
 
 impl Rest {
@@ -252,6 +270,15 @@ impl Rest {
     fn finish(&mut self, mut response: Response<Body>) -> Response<Body> {
         self.leave();
         let shared = &*self.shared;
+        if let (Some(name), Some(id)) = (
+            &shared.request_id,
+            self.context
+                .as_ref()
+                .and_then(|c| c.get(super::request_id::KEY)),
+        ) && let Ok(value) = http::HeaderValue::from_str(id)
+        {
+            response.headers_mut().insert(name.clone(), value);
+        }
         respond(
             &mut response,
             self.json_errors,
@@ -347,7 +374,10 @@ impl<S: Inner> Future for PipelineFuture<S> {
                 Some(r) => r,
                 None => return Poll::Pending,
             },
-            StateProj::Handling { inner } => std::task::ready!(inner.poll(cx)),
+            StateProj::Handling { inner } => std::task::ready!(match &this.rest.context {
+                Some(context) => context.scope(|| inner.poll(cx)),
+                None => inner.poll(cx),
+            }),
             StateProj::Done => return Poll::Pending,
         };
         // The router's future is finished (or panicked): dropped now, never polled again.
