@@ -377,12 +377,15 @@ impl Run {
                 .map_err(|e| format!("header {k:?}: {e}"))?;
             headers.insert(name, value);
         }
-        // The cookie jar's URL: only for a user that holds cookies or receives some.
-        let cookie_path = path.clone();
-        if session.has_cookies()
-            && let Some(value) = self
-                .cookie_url(&cookie_path)
-                .and_then(|url| session.cookie_header(&url))
+        // The cookie jar's URL: only for a user that holds cookies (or, below, receives some).
+        let cookie_url = if session.has_cookies() {
+            self.cookie_url(&path)
+        } else {
+            None
+        };
+        if let Some(value) = cookie_url
+            .as_ref()
+            .and_then(|url| session.cookie_header(url))
         {
             headers_with_cookie(request.headers_mut(), value);
         }
@@ -421,10 +424,18 @@ impl Run {
         if self.keep_alive {
             self.transport.checkin(&mut conn.live, sender);
         }
-        if parts.headers.contains_key(http::header::SET_COOKIE)
-            && let Some(url) = self.cookie_url(&cookie_path)
-        {
-            session.store_cookies(&parts.headers, &url);
+        if parts.headers.contains_key(http::header::SET_COOKIE) {
+            // A user's first cookie: its URL again (the path was handed to the request).
+            let url = match cookie_url {
+                Some(url) => Some(url),
+                None => self
+                    .path(conn, session, r)
+                    .ok()
+                    .and_then(|p| self.cookie_url(&p)),
+            };
+            if let Some(url) = url {
+                session.store_cookies(&parts.headers, &url);
+            }
         }
         Ok((parts.status.as_u16(), parts.headers, body))
     }
@@ -620,11 +631,16 @@ async fn run_steps(
                     return false;
                 }
             } else if let Some(d) = &step.during {
-                let end = Instant::now() + d.duration.get();
-                while Instant::now() < end {
+                // A duration past what a clock holds is as good as forever (the run's
+                // maxDuration ends it).
+                let end = Instant::now().checked_add(d.duration.get());
+                while end.is_none_or(|end| Instant::now() < end) {
                     if !repeated(run, conn, session, &d.steps, due).await {
                         return false;
                     }
+                    // A pass that never waits (a request KO before it is sent) must not hold
+                    // its thread for the whole duration.
+                    tokio::task::yield_now().await;
                 }
             } else if step.exit_here_if_failed == Some(true) && session.failed() {
                 return false;
@@ -704,15 +720,23 @@ async fn slot(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, end: In
 /// that only users already due exist (memory follows the users running, not the users
 /// planned). A user keeps the time it was due however late it is started, which is what
 /// the response times count from.
-async fn inject(run: Arc<Run>, scenario: Arc<Scenario>, users: Arc<Users>, deadline: Instant) {
+/// `before` is the arrivals and slots of the scenarios before it (see
+/// [`Plan::shard_after`]).
+async fn inject(
+    run: Arc<Run>,
+    scenario: Arc<Scenario>,
+    users: Arc<Users>,
+    deadline: Instant,
+    before: (u64, u64),
+) {
     let mut tasks = tokio::task::JoinSet::new();
     let origin = Instant::now();
     let shard = run.shard;
     users.planned.fetch_add(
-        shard.share(crate::schedule::open_users(&scenario.injection)),
+        shard.share_from(before.0, crate::schedule::open_users(&scenario.injection)),
         Relaxed,
     );
-    for event in Plan::new(&scenario.injection).shard(shard) {
+    for event in Plan::new(&scenario.injection).shard_after(shard, before.0, before.1) {
         let Some(at) = origin.checked_add(event.at()).filter(|at| *at < deadline) else {
             break;
         };
@@ -825,13 +849,23 @@ pub fn prepare_shard(
 pub async fn execute(run: Arc<Run>, simulation: &Simulation) -> bool {
     let deadline = run.started + simulation.max_duration.get();
     let mut scenarios = tokio::task::JoinSet::new();
+    // A shard counts the arrivals and slots of every scenario in one sequence (see
+    // `Plan::shard_after`); the whole run needs no count.
+    let mut before = (0, 0);
     for (s, users) in simulation.scenarios.iter().zip(&run.users) {
         scenarios.spawn(inject(
             run.clone(),
             Arc::new(s.clone()),
             users.clone(),
             deadline,
+            before,
         ));
+        if !run.shard.is_whole() {
+            before.0 += crate::schedule::open_users(&s.injection);
+            before.1 += Plan::new(&s.injection)
+                .filter(|e| matches!(e, Event::Slot { .. }))
+                .count() as u64;
+        }
     }
     let all = async { while scenarios.join_next().await.is_some() {} };
     tokio::time::timeout_at(deadline, all).await.is_ok()

@@ -25,20 +25,30 @@ const QUANTILES: [f64; 5] = [0.5, 0.75, 0.95, 0.99, 1.0];
 pub async fn serve(listener: tokio::net::TcpListener, run: Arc<Run>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors, say: the listener stays readable, so wait before
+            // trying again rather than spin on a core the load needs.
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             continue;
         };
         let run = run.clone();
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
             let response = if req.uri().path() == "/metrics" {
-                let users: Vec<UsersNow> = run
-                    .users
-                    .iter()
-                    .map(|u| UsersNow {
-                        scenario: u.name.clone(),
-                        started: u.started.load(Relaxed),
-                        done: u.done.load(Relaxed),
-                    })
-                    .collect();
+                // Scenarios of the same name are one series (a label set appears once).
+                let mut users: Vec<UsersNow> = Vec::new();
+                for u in &run.users {
+                    let (started, done) = (u.started.load(Relaxed), u.done.load(Relaxed));
+                    match users.iter_mut().find(|n| n.scenario == u.name) {
+                        Some(n) => {
+                            n.started += started;
+                            n.done += done;
+                        }
+                        None => users.push(UsersNow {
+                            scenario: u.name.clone(),
+                            started,
+                            done,
+                        }),
+                    }
+                }
                 let text = render(&run.snapshot(), &users, run.started.elapsed());
                 hyper::Response::builder()
                     .header("content-type", "text/plain; version=0.0.4; charset=utf-8")

@@ -305,6 +305,9 @@ fn run(
         // the line is read writes the results, never ends the process by the default action.
         let mut interrupt =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        // SIGTERM likewise (a Kubernetes pod stopped, a CI job cancelled): what ran is kept.
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let metrics = match live {
             Some(listener) => {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
@@ -345,12 +348,16 @@ fn run(
                 }
             })
         };
-        // Ctrl-C stops the injection; what ran is still summarized and written.
+        // Ctrl-C or SIGTERM stops the injection; what ran is still summarized and written.
         let (finished, interrupted) = tokio::select! {
-            finished = engine::execute(run.clone(), &simulation) => (finished, false),
+            finished = engine::execute(run.clone(), &simulation) => (finished, None),
             _ = interrupt.recv() => {
                 eprintln!("volley: interrupted; writing the results of what ran");
-                (false, true)
+                (false, Some(130))
+            }
+            _ = terminate.recv() => {
+                eprintln!("volley: terminated; writing the results of what ran");
+                (false, Some(143))
             }
         };
         printer.abort();
@@ -400,8 +407,8 @@ fn run(
     if results.assertions.iter().any(|a| !a.passed) {
         return Ok(ExitCode::from(2));
     }
-    if interrupted {
-        return Ok(ExitCode::from(130));
+    if let Some(code) = interrupted {
+        return Ok(ExitCode::from(code));
     }
     Ok(ExitCode::SUCCESS)
 }

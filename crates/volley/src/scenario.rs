@@ -559,7 +559,8 @@ fn positive_weight(w: &f64, _: &()) -> garde::Result {
 }
 
 section! {
-    /// `during:`: Gatling's `during`.
+    /// `during:`: Gatling's `during` with `exitASAP = false` (the time is looked at before
+    /// each pass, not between its steps).
     pub struct During {
         /// How long: a pass of `steps` starts while less than this has passed since the loop
         /// began (a pass under way finishes).
@@ -705,7 +706,8 @@ impl Pause {
             Pause::Exponential(mean) => {
                 // Inverse transform: 1 - u is in (0, 1], so the logarithm is finite.
                 let u = 1.0 - draw().clamp(0.0, 1.0 - f64::EPSILON);
-                mean.get().mul_f64(-u.ln())
+                std::time::Duration::try_from_secs_f64(mean.get().as_secs_f64() * -u.ln())
+                    .unwrap_or(std::time::Duration::MAX)
             }
             Pause::Normal { mean, std_dev } => {
                 // Box-Muller.
@@ -713,7 +715,8 @@ impl Pause {
                 let u2 = draw();
                 let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
                 let seconds = mean.get().as_secs_f64() + z * std_dev.get().as_secs_f64();
-                std::time::Duration::from_secs_f64(seconds.max(0.0))
+                std::time::Duration::try_from_secs_f64(seconds.max(0.0))
+                    .unwrap_or(std::time::Duration::MAX)
             }
         }
     }

@@ -142,11 +142,18 @@ impl<'a> Plan<'a> {
 
     /// The events of `shard` only: see [`Sharded`].
     pub fn shard(self, shard: Shard) -> Sharded<'a> {
+        self.shard_after(shard, 0, 0)
+    }
+
+    /// [`shard`](Self::shard) for a scenario after others whose plans hold `arrivals` and
+    /// `slots`: its events continue their count, so that N scenarios of one user each go to
+    /// N shards, not all to shard 0.
+    pub fn shard_after(self, shard: Shard, arrivals: u64, slots: u64) -> Sharded<'a> {
         Sharded {
             plan: self,
             shard,
-            arrivals: 0,
-            slots: 0,
+            arrivals,
+            slots,
         }
     }
 
@@ -399,6 +406,23 @@ mod tests {
     /// how many arrivals came before them), a randomized step drawing its own times per
     /// shard (the union is then not the plan), a shard's planned users rounded the same way
     /// for every shard.
+    #[test]
+    fn scenarios_after_others_continue_their_count() {
+        let one = injection("[{atOnceUsers: 1}]");
+        let slot = injection("[{constantConcurrentUsers: 1, during: 1s}]");
+        let of3 = |i| Shard::parse(&format!("{i}/3"), None).unwrap();
+        // Three scenarios of one user, and three of one slot: one of each on every shard.
+        for i in 0..3 {
+            let users: usize = (0..3)
+                .map(|s| Plan::new(&one).shard_after(of3(i), s, 0).count())
+                .sum();
+            let slots: usize = (0..3)
+                .map(|s| Plan::new(&slot).shard_after(of3(i), 0, s).count())
+                .sum();
+            assert_eq!((users, slots), (1, 1), "shard {i}");
+        }
+    }
+
     #[test]
     fn the_shards_of_a_plan_add_up_to_the_plan() {
         let steps = injection(

@@ -180,6 +180,21 @@ impl Shard {
         total / n + u64::from(i < total % n)
     }
 
+    /// How many of the whole run's items `from .. from + total` are this shard's: a later
+    /// scenario's users continue the count of the scenarios before it, so that the shards'
+    /// shares of the run stay within one of each other (and of their feeder records).
+    ///
+    /// ```
+    /// use volley::shard::Shard;
+    /// let of2 = |i| Shard::parse(&format!("{i}/2"), None).unwrap();
+    /// // Two scenarios of one user each: one each, not both on shard 0.
+    /// assert_eq!((of2(0).share_from(0, 1), of2(0).share_from(1, 1)), (1, 0));
+    /// assert_eq!((of2(1).share_from(0, 1), of2(1).share_from(1, 1)), (0, 1));
+    /// ```
+    pub fn share_from(self, from: u64, total: u64) -> u64 {
+        self.share(from.saturating_add(total)) - self.share(from)
+    }
+
     /// The index in the whole run of this shard's `k`-th item, from 0.
     pub fn whole_index(self, k: u64) -> u64 {
         k.saturating_mul(u64::from(self.count))

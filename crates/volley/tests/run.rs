@@ -423,9 +423,23 @@ fn merging_runs_adds_their_histograms_exactly() {
     );
 }
 
+/// Ctrl-C (130) and SIGTERM (143, a Kubernetes pod stopped, a CI job cancelled) end the run
+/// with its results written.
+///
+/// Catches: a signal that ends the process by its default action (no results), the wrong
+/// exit code.
 #[test]
-fn ctrl_c_still_writes_the_results_of_what_ran() {
+fn ctrl_c_and_sigterm_still_write_the_results_of_what_ran() {
     let _shared = shared();
+    for (signal, code) in [
+        (nix::sys::signal::Signal::SIGINT, 130),
+        (nix::sys::signal::Signal::SIGTERM, 143),
+    ] {
+        stopped_by(signal, code);
+    }
+}
+
+fn stopped_by(signal: nix::sys::signal::Signal, code: i32) {
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
@@ -449,14 +463,10 @@ fn ctrl_c_still_writes_the_results_of_what_ran() {
     std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
     assert_eq!(first, "Simulation scenario started...\n");
     std::thread::sleep(Duration::from_millis(500));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let mut rest = Vec::new();
     std::io::Read::read_to_end(&mut stdout, &mut rest).unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(child.wait().unwrap().code(), Some(code));
     let stdout = String::from_utf8_lossy(&rest);
     assert!(stdout.contains("---- Global Information"), "{stdout}");
     let r = results(dir.path());
