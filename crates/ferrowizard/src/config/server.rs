@@ -256,8 +256,8 @@ section! {
     /// letters, digits and `-_.:+/=`), else 128 random bits in hex; returned in the response
     /// under the same header, and `requestId` in the logging context of the request's events.
     pub struct RequestIdFactory {
-        /// Whether requests get an ID (off by default: it costs about a tenth of a simple
-        /// request's instructions, BENCHMARKS.md "Issue 23").
+        /// Whether requests get an ID (off by default: it adds about 7% to the instructions of
+        /// a simple request, BENCHMARKS.md "Issue 23").
         enabled: bool = false,
         /// The header the ID is read from and returned in.
         #[garde(custom(header_name))]

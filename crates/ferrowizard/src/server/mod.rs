@@ -224,9 +224,7 @@ impl PipelineSettings {
             request_id: shared
                 .request_id
                 .enabled
-                .then(|| {
-                    http::HeaderName::from_bytes(shared.request_id.header_name.as_bytes()).ok()
-                })
+                .then(|| request_id::header_name(&shared.request_id.header_name))
                 .flatten(),
         }
     }

@@ -44,7 +44,18 @@ fn generate() -> String {
         out[2 * i] = HEX[usize::from(byte >> 4)];
         out[2 * i + 1] = HEX[usize::from(byte & 0xf)];
     }
-    out.iter().map(|&b| char::from(b)).collect()
+    // Hex digits are ASCII: one allocation, no check needed beyond `from_utf8`'s.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
+}
+
+/// The configured header's name: the default one as a static name, which a response takes
+/// without touching a reference count every worker shares.
+pub(crate) fn header_name(configured: &str) -> Option<http::HeaderName> {
+    if configured.eq_ignore_ascii_case("x-request-id") {
+        Some(http::HeaderName::from_static("x-request-id"))
+    } else {
+        http::HeaderName::from_bytes(configured.as_bytes()).ok()
+    }
 }
 
 #[cfg(test)]
