@@ -49,9 +49,13 @@ fn generated(id: &str) -> bool {
 }
 
 async fn start(request_id: &str) -> (Server, SocketAddr) {
+    start_logging(request_id, "{appenders: []}").await
+}
+
+async fn start_logging(request_id: &str, request_log: &str) -> (Server, SocketAddr) {
     let yaml = format!(
         "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
-         adminConnectors: []\n  requestLog: {{appenders: []}}\n  {request_id}\n"
+         adminConnectors: []\n  requestLog: {request_log}\n  {request_id}\n"
     );
     let config: ferrowizard::config::FrameworkConfiguration =
         load_str("config.yaml", &yaml, &[]).unwrap();
@@ -86,7 +90,7 @@ async fn fetch(addr: SocketAddr, path: &str, headers: &str) -> (Vec<(String, Str
 /// Catches: no ID generated, a client's ID dropped or a malformed one kept (a space or a
 /// 129-character one would reach the logs), the ID missing from 404s, the handler's events
 /// without it (the context not in place while the handler is polled), `headerName` or
-/// `enabled` ignored.
+/// `enabled` ignored, access-json's `requestId` missing or another request's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_carry_an_id_from_the_client_or_generated() {
     let dir = tempfile::tempdir().unwrap();
@@ -136,6 +140,37 @@ async fn requests_carry_an_id_from_the_client_or_generated() {
     let (headers, body) = fetch(addr, "/who", "X-Request-Id: ignored\r\n").await;
     assert_eq!(header(&headers, "x-request-id"), None);
     assert_eq!(body, "none");
+
+    // access-json's `requestId`: the response's ID, on the line of its request.
+    let access = dir.path().join("access.json");
+    let (server, addr) = start_logging(
+        "requestId: {enabled: true}",
+        &format!(
+            "{{appenders: [{{type: file, currentLogFilename: {}, archive: false, \
+             layout: {{type: access-json, includes: [requestId, requestUri]}}}}]}}",
+            access.display()
+        ),
+    )
+    .await;
+    let (headers, _) = fetch(addr, "/who", "X-Request-Id: logged-1\r\n").await;
+    assert_eq!(header(&headers, "x-request-id"), Some("logged-1"));
+    let (headers, _) = fetch(addr, "/who", "").await;
+    let fresh = header(&headers, "x-request-id").unwrap().to_owned();
+    drop(server);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let lines: Vec<serde_json::Value> = loop {
+        let text = std::fs::read_to_string(&access).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.len() >= 2 || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(lines[0]["requestId"], "logged-1", "{lines:?}");
+    assert_eq!(lines[1]["requestId"], fresh.as_str(), "{lines:?}");
 
     logging.shutdown(Duration::from_secs(5));
     let lines = std::fs::read_to_string(&log).unwrap();

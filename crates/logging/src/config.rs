@@ -841,6 +841,8 @@ pub enum AccessField {
     UserAgent,
     LocalPort,
     ServerName,
+    /// The request's ID (ferrowizard's `server.requestId`), when it has one.
+    RequestId,
 }
 
 /// `layout:` entries, chosen by `type`.

@@ -33,7 +33,7 @@ pub(crate) struct AccessJson {
 
 /// The order fields are written in: DropWizard's default attributes as its line shows them,
 /// then the others.
-const ORDER: [AccessField; 12] = [
+const ORDER: [AccessField; 13] = [
     AccessField::Timestamp,
     AccessField::RemoteAddress,
     AccessField::RequestTime,
@@ -46,6 +46,7 @@ const ORDER: [AccessField; 12] = [
     AccessField::RequestContentLength,
     AccessField::ServerName,
     AccessField::UserAgent,
+    AccessField::RequestId,
 ];
 
 /// DropWizard's JSON name of each field.
@@ -65,6 +66,7 @@ fn json_name(field: AccessField) -> &'static str {
         AccessField::UserAgent => "userAgent",
         AccessField::LocalPort => "port",
         AccessField::ServerName => "serverName",
+        AccessField::RequestId => "requestId",
     }
 }
 
@@ -76,11 +78,13 @@ pub(crate) struct Wanted {
     pub(crate) request: Vec<HeaderName>,
     /// Response headers by name.
     pub(crate) response: Vec<HeaderName>,
+    /// The request's ID (`requestId`).
+    pub(crate) request_id: bool,
 }
 
 impl Wanted {
     pub(crate) fn is_empty(&self) -> bool {
-        self.request.is_empty() && self.response.is_empty()
+        self.request.is_empty() && self.response.is_empty() && !self.request_id
     }
 
     /// The wanted headers of `headers`, in the order they come.
@@ -133,6 +137,7 @@ impl AccessJson {
                 AccessField::RequestContentLength => {
                     add(&mut wanted.request, http::header::CONTENT_LENGTH)
                 }
+                AccessField::RequestId => wanted.request_id = true,
                 _ => {}
             }
         }
@@ -252,6 +257,12 @@ impl AccessJson {
                     if let Some(host) = header(&http::header::HOST) {
                         key(out, name);
                         quote(out, server_name(host));
+                    }
+                }
+                AccessField::RequestId => {
+                    if let Some(id) = e.request_id() {
+                        key(out, name);
+                        quote(out, id);
                     }
                 }
                 AccessField::UserAgent => {

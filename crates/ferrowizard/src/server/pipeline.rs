@@ -167,7 +167,7 @@ impl<S: Inner> Pipeline<S> {
         // receive
         let Received {
             started,
-            entry,
+            mut entry,
             accepts_encoding,
             json_errors,
         } = receive(
@@ -179,6 +179,13 @@ impl<S: Inner> Pipeline<S> {
             .request_id
             .as_ref()
             .map(|name| super::request_id::context(req.headers().get(name)));
+        if let (Some(context), Some(entry), Some(log)) =
+            (&context, entry.as_mut(), shared.request_log.as_deref())
+            && log.wants_request_id()
+            && let Some(id) = context.get(super::request_id::KEY)
+        {
+            log.keep_request_id(entry, id);
+        }
         let mut rest = Rest {
             shared,
             started,

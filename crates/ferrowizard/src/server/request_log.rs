@@ -118,6 +118,20 @@ impl RequestLog {
         })
     }
 
+    /// Whether a layout writes the request's ID (access-json's `requestId`).
+    pub(crate) fn wants_request_id(&self) -> bool {
+        self.wanted.request_id
+    }
+
+    /// Keeps `id` in `entry` for a layout that writes it.
+    pub(crate) fn keep_request_id(&self, entry: &mut Entry, id: &str) {
+        if let Some(extra) = entry.extra.as_mut()
+            && self.wanted.request_id
+        {
+            extra.request_id = Some(id.into());
+        }
+    }
+
     /// What the line will need from `req`, which arrived at `started` with the `referer` and
     /// `user_agent` headers given (the receive stage reads the headers once for all it needs); `None`
     /// for an excluded path.
@@ -148,6 +162,7 @@ impl RequestLog {
                     scheme: scheme(req.extensions()),
                     request_headers: Wanted::take(&self.wanted.request, req.headers()),
                     response_headers: Vec::new(),
+                    request_id: None,
                 })
             }),
         })
@@ -227,6 +242,8 @@ pub(crate) struct Extra {
     scheme: &'static str,
     request_headers: Vec<(http::HeaderName, String)>,
     response_headers: Vec<(http::HeaderName, String)>,
+    /// The request's ID, when a layout writes it (`requestId`) and the request has one.
+    request_id: Option<Box<str>>,
 }
 
 /// The scheme the client used: a trusted proxy's (`useForwardedHeaders`), else the
@@ -281,6 +298,10 @@ impl Entry {
 
     pub(crate) fn response_headers(&self) -> &[(http::HeaderName, String)] {
         self.extra.as_ref().map_or(&[], |x| &x.response_headers)
+    }
+
+    pub(crate) fn request_id(&self) -> Option<&str> {
+        self.extra.as_ref().and_then(|x| x.request_id.as_deref())
     }
 }
 
