@@ -20,6 +20,7 @@ mod reporters;
 mod running;
 pub mod server;
 pub mod testing;
+pub mod trace;
 
 pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};
 pub use app::{Application, Environment, HealthCheck, RunError};

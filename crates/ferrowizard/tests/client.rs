@@ -1,6 +1,8 @@
 //! The `Client` extractor on real sockets: what a handler learns of who sent a request, with
 //! and without a trusted proxy's headers.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
@@ -9,7 +11,6 @@ use axum::extract::ConnectInfo;
 use axum::routing::get;
 use ferrowizard::config::ServerFactory;
 use ferrowizard::config::server::{ConnectorFactory, DefaultServerFactory, HttpConnectorFactory};
-use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::{Client, Server};
 
 async fn whoami(client: Client, ConnectInfo(addr): ConnectInfo<SocketAddr>) -> String {
@@ -40,17 +41,7 @@ async fn serve(forwarded: bool, trusted: &[&str]) -> (Server, SocketAddr) {
     };
     f.request_log.appenders = Vec::new();
     let app = Router::new().route("/whoami", get(whoami));
-    let server = Server::start(
-        &ServerFactory::Default(f),
-        app,
-        Router::new(),
-        &MetricRegistry::new(),
-        "test",
-    )
-    .await
-    .unwrap();
-    let addr = server.bound()[0].addr;
-    (server, addr)
+    common::serve(&ServerFactory::Default(f), app).await
 }
 
 fn ask(addr: SocketAddr, headers: &str) -> String {

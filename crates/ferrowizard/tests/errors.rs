@@ -2,6 +2,8 @@
 //! that accept JSON and as plain text for the rest, handlers' own errors untouched, and
 //! `Valid`'s 400, 415 and 422.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -15,7 +17,6 @@ use ferrowizard::config::server::{ConnectorFactory, DefaultServerFactory, HttpCo
 use ferrowizard::config::{ServerFactory, Size};
 use ferrowizard::errors::ErrorMessage;
 use ferrowizard::extract::Valid;
-use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
 use tokio::sync::Semaphore;
 
@@ -150,17 +151,7 @@ fn app(gate: Arc<Semaphore>) -> Router {
 }
 
 async fn start(max_threads: usize, gate: Arc<Semaphore>) -> (Server, SocketAddr) {
-    let server = Server::start(
-        &factory(max_threads),
-        app(gate),
-        Router::new(),
-        &MetricRegistry::new(),
-        "test",
-    )
-    .await
-    .unwrap();
-    let addr = server.bound()[0].addr;
-    (server, addr)
+    common::serve(&factory(max_threads), app(gate)).await
 }
 
 /// Catches: a server error answered as text (or with an empty body) to a client that asked

@@ -3,43 +3,16 @@
 //! handler runs and in its log events (`%X{requestId}`); `requestId.headerName` and
 //! `requestId.enabled` change what happens.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+mod common;
+
 use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
-use ferrowizard::config::{ServerFactory, load_str};
-use ferrowizard::metrics::MetricRegistry;
+use common::header;
 use ferrowizard::server::{Routes, Server};
 use ferrowizard_logging::context::Context;
-
-/// Status line and headers (lower-case names), and body, of `GET path` with `headers`.
-fn get_with(addr: SocketAddr, path: &str, headers: &str) -> (Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: t\r\n{headers}Connection: close\r\n\r\n").as_bytes(),
-    )
-    .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let (head, body) = out.split_once("\r\n\r\n").unwrap();
-    let headers = head
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    (headers, body.to_owned())
-}
-
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
+use std::net::SocketAddr;
 
 fn generated(id: &str) -> bool {
     id.len() == 32
@@ -53,13 +26,6 @@ async fn start(request_id: &str) -> (Server, SocketAddr) {
 }
 
 async fn start_logging(request_id: &str, request_log: &str) -> (Server, SocketAddr) {
-    let yaml = format!(
-        "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
-         adminConnectors: []\n  requestLog: {request_log}\n  {request_id}\n"
-    );
-    let config: ferrowizard::config::FrameworkConfiguration =
-        load_str("config.yaml", &yaml, &[]).unwrap();
-    let factory: &ServerFactory = ferrowizard::config::Configuration::server(&config);
     let routes = Routes::new().merge(Router::new().route(
         "/who",
         get(|| async {
@@ -67,24 +33,11 @@ async fn start_logging(request_id: &str, request_log: &str) -> (Server, SocketAd
             Context::current_value("requestId").unwrap_or_else(|| "none".to_owned())
         }),
     ));
-    let server = Server::start(
-        factory,
-        routes,
-        Router::new(),
-        &MetricRegistry::new(),
-        "test",
-    )
-    .await
-    .unwrap();
-    let addr = server.bound()[0].addr;
-    (server, addr)
+    common::start(&format!("requestLog: {request_log}\n{request_id}"), routes).await
 }
 
 async fn fetch(addr: SocketAddr, path: &str, headers: &str) -> (Vec<(String, String)>, String) {
-    let (path, headers) = (path.to_owned(), headers.to_owned());
-    tokio::task::spawn_blocking(move || get_with(addr, &path, &headers))
-        .await
-        .unwrap()
+    common::get(addr, path, headers).await
 }
 
 /// Catches: no ID generated, a client's ID dropped or a malformed one kept (a space or a
@@ -157,18 +110,7 @@ async fn requests_carry_an_id_from_the_client_or_generated() {
     let (headers, _) = fetch(addr, "/who", "").await;
     let fresh = header(&headers, "x-request-id").unwrap().to_owned();
     drop(server);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let lines: Vec<serde_json::Value> = loop {
-        let text = std::fs::read_to_string(&access).unwrap_or_default();
-        let lines: Vec<serde_json::Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        if lines.len() >= 2 || std::time::Instant::now() > deadline {
-            break lines;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let lines = common::json_lines(&access, 2).await;
     assert_eq!(lines[0]["requestId"], "logged-1", "{lines:?}");
     assert_eq!(lines[1]["requestId"], fresh.as_str(), "{lines:?}");
 

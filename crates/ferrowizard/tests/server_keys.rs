@@ -3,6 +3,8 @@
 //! `printStackTraceOnError` (a connector's listen backlog and `SO_REUSEADDR` are tested next to
 //! `bind`, in `src/server/connector.rs`).
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -100,17 +102,7 @@ async fn https(dir: &std::path::Path, versions: Vec<TlsProtocol>) -> (Server, So
         ..Default::default()
     };
     f.request_log.appenders = Vec::new();
-    let server = Server::start(
-        &ServerFactory::Default(f),
-        Router::new(),
-        Router::new(),
-        &MetricRegistry::new(),
-        "test",
-    )
-    .await
-    .unwrap();
-    let addr = server.bound()[0].addr;
-    (server, addr)
+    common::serve(&ServerFactory::Default(f), Router::new()).await
 }
 
 /// An https connector's `supportedProtocols`: a version left out is refused at the handshake.

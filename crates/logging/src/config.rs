@@ -432,27 +432,39 @@ appender! {
     }
 }
 
+/// A pattern's syntax and words; which words apply depends on the log it writes (an
+/// event's or a request's), which the lists' validators check ([`application_layouts`] here,
+/// ferrowizard's for the request log).
 fn valid_log_format(format: &Option<String>, _: &()) -> garde::Result {
     match format {
-        Some(f) => crate::layout::pattern::PatternLayout::new(f, &jiff::tz::TimeZone::UTC)
+        Some(f) => crate::layout::pattern::check_words(f)
             .map(|_| ())
             .map_err(|e| garde::Error::new(e.to_string())),
         None => Ok(()),
     }
 }
 
-/// Application appenders' layouts: a pattern, or `json`.
+/// Application appenders' layouts: a pattern of logback's words, or `json`.
 fn application_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
-    match appenders
+    if let Some(i) = appenders
         .iter()
         .position(|a| matches!(a.common().layout, Some(LayoutFactory::AccessJson(_))))
     {
-        Some(i) => Err(garde::Error::new(format!(
+        return Err(garde::Error::new(format!(
             "[{i}]: access-json is the request log's layout (server.requestLog); an \
              application appender's is json"
-        ))),
-        None => Ok(()),
+        )));
     }
+    for (i, a) in appenders.iter().enumerate() {
+        // A pattern that fails `check_words` is reported where it is written.
+        if let Some(f) = &a.common().log_format
+            && crate::layout::pattern::check_words(f).is_ok()
+        {
+            crate::layout::pattern::PatternLayout::new(f, &jiff::tz::TimeZone::UTC)
+                .map_err(|e| garde::Error::new(format!("[{i}].logFormat: {e}")))?;
+        }
+    }
+    Ok(())
 }
 
 fn header_name(name: &str, _: &()) -> garde::Result {
@@ -843,6 +855,10 @@ pub enum AccessField {
     ServerName,
     /// The request's ID (ferrowizard's `server.requestId`), when it has one.
     RequestId,
+    /// The request's trace id (ferrowizard's `server.traceContext`), when it has one.
+    TraceId,
+    /// The request's span id (ferrowizard's `server.traceContext`), when it has one.
+    SpanId,
 }
 
 /// `layout:` entries, chosen by `type`.

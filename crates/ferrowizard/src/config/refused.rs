@@ -29,12 +29,6 @@ pub(crate) const REFUSED: &[Refusal] = &[
               (DropWizard ignores it there too); appenders: [] turns the request log off",
     },
     Refusal {
-        path: "server.requestLog.appenders[].logFormat",
-        why: "logFormat has no meaning for the request log here: its lines are DropWizard's \
-              default (NCSA combined, then the milliseconds taken); for other fields use \
-              layout: {type: access-json}",
-    },
-    Refusal {
         path: "server.requestLog.appenders[].includeCallerData",
         why: "includeCallerData has no meaning for the request log: a request has no caller \
               (file and line)",
@@ -132,14 +126,14 @@ mod tests {
 
     #[test]
     fn a_refused_key_inside_a_list_is_named_with_its_index() {
-        let text = "server:\n  requestLog:\n    appenders:\n      - type: console\n      - type: console\n        threshold: WARN\n        logFormat: '%m'\n";
+        let text = "server:\n  requestLog:\n    appenders:\n      - type: console\n      - type: console\n        threshold: WARN\n        includeCallerData: true\n";
         let report = load_str::<FrameworkConfiguration>("config.yaml", text, &[]).unwrap_err();
         let paths: Vec<&str> = report.errors.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(
             paths,
             [
                 "server.requestLog.appenders[1].threshold",
-                "server.requestLog.appenders[1].logFormat"
+                "server.requestLog.appenders[1].includeCallerData"
             ],
             "{report}"
         );

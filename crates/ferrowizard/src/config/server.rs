@@ -129,19 +129,32 @@ fn valid_network(network: &str, _: &()) -> garde::Result {
         .map_err(garde::Error::new)
 }
 
-/// Request-log appenders' layouts: the default line, or `access-json`.
+/// Request-log appenders' layouts: the default line, a `logFormat` of logback-access's
+/// words, or `access-json`.
 fn request_log_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
     use ferrowizard_logging::config::LayoutFactory;
-    match appenders
-        .iter()
-        .position(|a| matches!(a.common().layout, Some(LayoutFactory::Json(_))))
-    {
-        Some(i) => Err(garde::Error::new(format!(
-            "[{i}]: the request log's layout is access-json (a request's fields); json is \
-             the application log's layout (an event's fields)"
-        ))),
-        None => Ok(()),
+    for (i, a) in appenders.iter().enumerate() {
+        let common = a.common();
+        if matches!(common.layout, Some(LayoutFactory::Json(_))) {
+            return Err(garde::Error::new(format!(
+                "[{i}]: the request log's layout is access-json (a request's fields); json is \
+                 the application log's layout (an event's fields)"
+            )));
+        }
+        if let Some(f) = &common.log_format {
+            if common.layout.is_some() {
+                return Err(garde::Error::new(format!(
+                    "[{i}]: logFormat and layout both give the line's format: keep one"
+                )));
+            }
+            // A pattern that fails `check_words` is reported where it is written.
+            if ferrowizard_logging::layout::pattern::check_words(f).is_ok() {
+                crate::server::check_log_format(f)
+                    .map_err(|e| garde::Error::new(format!("[{i}].logFormat: {e}")))?;
+            }
+        }
     }
+    Ok(())
 }
 
 fn required_path(path: &Option<String>, _: &()) -> garde::Result {
@@ -265,6 +278,19 @@ section! {
     }
 }
 
+section! {
+    /// `traceContext:`: W3C Trace Context. Each request's `traceparent` and `tracestate` are
+    /// read (a malformed or missing `traceparent` starts a new trace), the request is handled
+    /// in an `http.server.request` span with OpenTelemetry's HTTP attributes, and `traceId` and
+    /// `spanId` are in the logging context of the request's events; handlers take the
+    /// context (`ferrowizard::trace::TraceContext`) to pass it on.
+    pub struct TraceContextFactory {
+        /// Whether requests are traced (off by default: see BENCHMARKS.md "Issue 23" for
+        /// its cost).
+        enabled: bool = false,
+    }
+}
+
 fn header_name(name: &String, _: &()) -> garde::Result {
     http::HeaderName::from_bytes(name.as_bytes())
         .map(|_| ())
@@ -319,6 +345,11 @@ macro_rules! server {
                 /// Request IDs: in the response, and in every log event of the request.
                 #[garde(dive)]
                 request_id: RequestIdFactory = RequestIdFactory::default()
+            ]
+            [
+                /// W3C trace context: the request's trace, in its span and its log events.
+                #[garde(dive)]
+                trace_context: TraceContextFactory = TraceContextFactory::default()
             ]
             $($fields)*
         ]);
@@ -455,6 +486,8 @@ pub struct SharedSettings<'a> {
     pub request_log: &'a RequestLogFactory,
     /// `requestId`.
     pub request_id: &'a RequestIdFactory,
+    /// `traceContext`.
+    pub trace_context: &'a TraceContextFactory,
     /// Where the application's routes are served: the application context path joined with
     /// `rootPath` (no trailing `/`; empty: the root).
     pub application_path: String,
@@ -474,6 +507,7 @@ impl ServerFactory {
                     shutdown_grace_period: $f.shutdown_grace_period,
                     request_log: &$f.request_log,
                     request_id: &$f.request_id,
+                    trace_context: &$f.trace_context,
                     application_path: join_paths(
                         &$f.application_context_path,
                         $f.root_path.as_deref().unwrap_or("/"),

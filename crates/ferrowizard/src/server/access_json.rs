@@ -33,7 +33,7 @@ pub(crate) struct AccessJson {
 
 /// The order fields are written in: DropWizard's default attributes as its line shows them,
 /// then the others.
-const ORDER: [AccessField; 13] = [
+const ORDER: [AccessField; 15] = [
     AccessField::Timestamp,
     AccessField::RemoteAddress,
     AccessField::RequestTime,
@@ -47,6 +47,8 @@ const ORDER: [AccessField; 13] = [
     AccessField::ServerName,
     AccessField::UserAgent,
     AccessField::RequestId,
+    AccessField::TraceId,
+    AccessField::SpanId,
 ];
 
 /// DropWizard's JSON name of each field.
@@ -67,6 +69,8 @@ fn json_name(field: AccessField) -> &'static str {
         AccessField::LocalPort => "port",
         AccessField::ServerName => "serverName",
         AccessField::RequestId => "requestId",
+        AccessField::TraceId => "traceId",
+        AccessField::SpanId => "spanId",
     }
 }
 
@@ -80,11 +84,13 @@ pub(crate) struct Wanted {
     pub(crate) response: Vec<HeaderName>,
     /// The request's ID (`requestId`).
     pub(crate) request_id: bool,
+    /// The request's trace and span ids (`traceId`, `spanId`).
+    pub(crate) trace_ids: bool,
 }
 
 impl Wanted {
     pub(crate) fn is_empty(&self) -> bool {
-        self.request.is_empty() && self.response.is_empty() && !self.request_id
+        self.request.is_empty() && self.response.is_empty() && !self.request_id && !self.trace_ids
     }
 
     /// The wanted headers of `headers`, in the order they come.
@@ -138,6 +144,7 @@ impl AccessJson {
                     add(&mut wanted.request, http::header::CONTENT_LENGTH)
                 }
                 AccessField::RequestId => wanted.request_id = true,
+                AccessField::TraceId | AccessField::SpanId => wanted.trace_ids = true,
                 _ => {}
             }
         }
@@ -263,6 +270,18 @@ impl AccessJson {
                     if let Some(id) = e.request_id() {
                         key(out, name);
                         quote(out, id);
+                    }
+                }
+                AccessField::TraceId => {
+                    if let Some(ids) = e.trace_ids() {
+                        key(out, name);
+                        quote(out, &ids.trace_id.to_string());
+                    }
+                }
+                AccessField::SpanId => {
+                    if let Some(ids) = e.trace_ids() {
+                        key(out, name);
+                        quote(out, &ids.span_id.to_string());
                     }
                 }
                 AccessField::UserAgent => {

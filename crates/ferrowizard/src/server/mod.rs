@@ -10,9 +10,9 @@
 //! it found as a value, and none calls back into the one that called it.
 //!
 //! ```text
-//!  accept ──▶ connection ──▶ Pipeline: receive ─▶ admit ─▶ route ─▶ handle ─▶ respond ─▶ measure ─▶ log
+//!  accept ──▶ connection ──▶ Pipeline: receive ─▶ observe ─▶ admit ─▶ route ─▶ handle ─▶ respond ─▶ measure ─▶ log
 //!  accept.rs  connection.rs  pipeline.rs
-//!                              receive.rs  admit.rs  route.rs  handle.rs  respond.rs  metrics.rs  request_log.rs
+//!                              receive.rs  observe.rs  admit.rs  route.rs  handle.rs  respond.rs  metrics.rs  request_log.rs
 //! ```
 //!
 //! | stage | module | what it does | hands on |
@@ -20,6 +20,7 @@
 //! | accept | `accept` | accepts a connection, TLS handshake, counts it | the connection |
 //! | connection | `connection` | hyper reads each request; `ConnectInfo`, a trusted proxy's client, timeouts | the request, its `Respond` part |
 //! | receive | `receive` | arrival time; the headers the later stages need, read once | `Received` (time, request-log entry, whether errors go out as JSON) |
+//! | observe | `observe` | with `requestId` or `traceContext`: the request's ID, its W3C trace context (for handlers), the logging context with both; the `http.server.request` span (opened once the route is known, entered while the router runs, given the status by respond) | an `Observation` |
 //! | admit | `admit` | 405 `allowedMethods`, 413 `maxRequestBodySize`, 503 `maxThreads` + `maxQueuedRequests` | a `Place` (running or queued), or the refusal |
 //! | route | `route` | the known template the path matches (matchit) | a `Route` |
 //! | handle | `handle` | the application's axum router, compression, a panic as 500 | the response (with `Matched` from a merged router's route layer) |
@@ -32,7 +33,9 @@
 //! flight), kept by the connection's stream and by each request until it is answered.
 
 mod accept;
+pub(crate) use access_pattern::check as check_log_format;
 mod access_json;
+mod access_pattern;
 mod activity;
 mod admit;
 mod compress;
@@ -40,6 +43,7 @@ pub(crate) mod connection;
 mod forwarded;
 mod handle;
 pub(crate) mod metrics;
+mod observe;
 mod pipeline;
 mod pressure;
 mod receive;
@@ -221,11 +225,14 @@ impl PipelineSettings {
             compressed_methods: shared.gzip.included_methods.clone(),
             allowed_methods: shared.allowed_methods.to_vec(),
             max_body: shared.max_request_body_size.to_bytes(),
-            request_id: shared
-                .request_id
-                .enabled
-                .then(|| request_id::header_name(&shared.request_id.header_name))
-                .flatten(),
+            observe: observe::Observe::new(
+                shared
+                    .request_id
+                    .enabled
+                    .then(|| request_id::header_name(&shared.request_id.header_name))
+                    .flatten(),
+                shared.trace_context.enabled,
+            ),
         }
     }
 }

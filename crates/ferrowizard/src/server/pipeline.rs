@@ -35,6 +35,7 @@ use super::admit::{Admission, Overload, Place};
 use super::compress::Compressible;
 use super::handle::{Handler, Handling, Inner};
 use super::metrics::RequestMetrics;
+use super::observe::{Observation, Observe};
 use super::receive::{Received, receive};
 use super::request_log::{Entry, RequestLog};
 use super::respond::{Respond, respond};
@@ -55,8 +56,8 @@ pub(crate) struct PipelineSettings {
     pub(crate) allowed_methods: Vec<String>,
     /// `maxRequestBodySize`, bytes.
     pub(crate) max_body: u64,
-    /// `requestId.headerName`, when `requestId.enabled`.
-    pub(crate) request_id: Option<http::HeaderName>,
+    /// `requestId` and `traceContext`.
+    pub(crate) observe: Observe,
 }
 
 /// What every request of a connection shares: reached through one reference count, which
@@ -72,8 +73,8 @@ struct Shared {
     request_log: Option<Arc<RequestLog>>,
     /// The routes whose templates are known (see `super::route`).
     routes: Arc<RouteTable>,
-    /// `requestId.headerName`, when request IDs are on.
-    request_id: Option<http::HeaderName>,
+    /// Request IDs and trace context.
+    observe: Observe,
 }
 
 /// A connector's requests, from arrival to their request-log line (see the module docs).
@@ -113,7 +114,7 @@ impl<S: Clone> Pipeline<S> {
                 metrics,
                 request_log,
                 routes,
-                request_id: settings.request_id.clone(),
+                observe: settings.observe.clone(),
             }),
         }
     }
@@ -175,16 +176,12 @@ impl<S: Inner> Pipeline<S> {
             shared.request_log.as_deref(),
             self.handler.compresses(),
         );
-        let context = shared
-            .request_id
-            .as_ref()
-            .map(|name| super::request_id::context(req.headers().get(name)));
-        if let (Some(context), Some(entry), Some(log)) =
-            (&context, entry.as_mut(), shared.request_log.as_deref())
-            && log.wants_request_id()
-            && let Some(id) = context.get(super::request_id::KEY)
+        // observe
+        let observation = shared.observe.begin(&mut req);
+        if let (Some(observation), Some(entry), Some(log)) =
+            (&observation, entry.as_mut(), shared.request_log.as_deref())
         {
-            log.keep_request_id(entry, id);
+            log.keep_ids(entry, observation);
         }
         let mut rest = Rest {
             shared,
@@ -194,7 +191,7 @@ impl<S: Inner> Pipeline<S> {
             route: None,
             connection,
             place: None,
-            context,
+            observation,
         };
         let shared = &*rest.shared;
         // admit
@@ -208,20 +205,24 @@ impl<S: Inner> Pipeline<S> {
             shared
                 .routes
                 .find(req.method(), req.uri().path())
-                .map(|(route, template)| {
+                .inspect(|(_, template)| {
                     tracing::debug!(
                         target: "ferrowizard::server::routing",
                         method = req.method().as_str(),
-                        route = template,
+                        route = *template,
                         "routed"
                     );
-                    route
                 })
         };
-        let route = match &rest.context {
-            Some(context) => context.scope(find),
+        let route = match &mut rest.observation {
+            Some(observation) => {
+                let found = observation.scope(find);
+                observation.open_span(&req, found.as_ref().map(|(_, template)| *template));
+                found
+            }
             None => find(),
-        };
+        }
+        .map(|(route, _)| route);
         // handle: the router's future is built where it is kept, not moved there (it is a
         // few hundred bytes).
         let compress = accepts_encoding && shared.compressed_methods.contains(req.method());
@@ -261,8 +262,9 @@ struct Rest {
     connection: Option<Respond>,
     /// The admitted request's place, given back when it is answered.
     place: Option<Place>,
-    /// Its logging context (its request ID), in place while the router's future is polled.
-    context: Option<ferrowizard_logging::context::Context>,
+    /// What the observe stage found: its logging context and span are in place while the
+    /// router's future is polled.
+    observation: Option<Observation>,
 }
 
 impl Rest {
@@ -277,14 +279,13 @@ impl Rest {
     fn finish(&mut self, mut response: Response<Body>) -> Response<Body> {
         self.leave();
         let shared = &*self.shared;
-        if let (Some(name), Some(id)) = (
-            &shared.request_id,
-            self.context
-                .as_ref()
-                .and_then(|c| c.get(super::request_id::KEY)),
-        ) && let Ok(value) = http::HeaderValue::from_str(id)
-        {
-            response.headers_mut().insert(name.clone(), value);
+        if let Some(observation) = &mut self.observation {
+            if self.route.is_none()
+                && let Some(matched) = response.extensions().get::<Matched>()
+            {
+                observation.routed(matched.template());
+            }
+            observation.finish(&mut response);
         }
         respond(
             &mut response,
@@ -381,8 +382,8 @@ impl<S: Inner> Future for PipelineFuture<S> {
                 Some(r) => r,
                 None => return Poll::Pending,
             },
-            StateProj::Handling { inner } => std::task::ready!(match &this.rest.context {
-                Some(context) => context.scope(|| inner.poll(cx)),
+            StateProj::Handling { inner } => std::task::ready!(match &this.rest.observation {
+                Some(observation) => observation.scope(|| inner.poll(cx)),
                 None => inner.poll(cx),
             }),
             StateProj::Done => return Poll::Pending,

@@ -1,9 +1,8 @@
 //! Request IDs: the client's when it sends a well-formed one (`X-Request-Id` by default), else
-//! 128 random bits in hex. The pipeline returns it in the response, and keeps it in the
-//! request's logging context ([`ferrowizard_logging::context`]) while the request is handled,
-//! so that every event logged meanwhile carries it (`%X{requestId}`, the JSON layout's `mdc`).
+//! 128 random bits in hex. The observe stage ([`super::observe`]) returns it in the response,
+//! and keeps it in the request's logging context while the request is handled, so that every
+//! event logged meanwhile carries it (`%X{requestId}`, the JSON layout's `mdc`).
 
-use ferrowizard_logging::context::Context;
 use http::HeaderValue;
 
 /// The logging context's key, and the access log's field.
@@ -12,11 +11,11 @@ pub(crate) const KEY: &str = "requestId";
 /// The longest ID taken from a client; a longer one is replaced.
 const MAX_LEN: usize = 128;
 
-/// The context of a request that sent `given` (the configured header's first value).
-pub(crate) fn context(given: Option<&HeaderValue>) -> Context {
+/// The ID of a request that sent `given` (the configured header's first value).
+pub(crate) fn id(given: Option<&HeaderValue>) -> String {
     match given.and_then(well_formed) {
-        Some(id) => Context::new().with(KEY, id),
-        None => Context::new().with(KEY, generate()),
+        Some(id) => id.to_owned(),
+        None => generate(),
     }
 }
 
@@ -64,17 +63,17 @@ mod tests {
 
     #[test]
     fn well_formed_ids_are_kept_and_others_replaced_by_a_fresh_one() {
-        let kept = |v: &str| context(Some(&HeaderValue::from_str(v).unwrap()));
-        assert_eq!(kept("abc-123").get(KEY), Some("abc-123"));
+        let kept = |v: &str| id(Some(&HeaderValue::from_str(v).unwrap()));
+        assert_eq!(kept("abc-123"), "abc-123");
         let uuid = "0b6f9c1e-8a5e-4a8f-9b1c-2d3e4f5a6b7c";
-        assert_eq!(kept(uuid).get(KEY), Some(uuid));
+        assert_eq!(kept(uuid), uuid);
         for bad in ["", "a b", "a\"b", "<script>", &"x".repeat(129)] {
-            let id = kept(bad).get(KEY).unwrap().to_owned();
+            let id = kept(bad);
             assert_ne!(id, bad);
             assert_eq!(id.len(), 32, "{id}");
         }
-        let a = context(None).get(KEY).unwrap().to_owned();
-        let b = context(None).get(KEY).unwrap().to_owned();
+        let a = id(None);
+        let b = id(None);
         assert_ne!(a, b);
         assert!(
             a.bytes()

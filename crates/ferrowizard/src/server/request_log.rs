@@ -24,6 +24,7 @@ use http_body::{Body, Frame, SizeHint};
 use jiff::tz::TimeZone;
 
 use super::access_json::{AccessJson, Wanted};
+use super::access_pattern::AccessPattern;
 use crate::config::server::RequestLogFactory;
 
 /// Line format.
@@ -33,6 +34,8 @@ enum Format {
     Combined,
     /// One JSON object per line (`layout: {type: access-json}`).
     Json(Box<AccessJson>),
+    /// The appender's `logFormat` (logback-access's pattern language).
+    Pattern(Box<AccessPattern>),
 }
 
 /// The request log's appenders and settings, shared by every connection.
@@ -84,10 +87,21 @@ impl RequestLog {
             };
             let zone = ferrowizard_logging::layout::time::time_zone(&f.common().time_zone)
                 .map_err(invalid)?;
-            let format = match &f.common().layout {
-                Some(ferrowizard_logging::LayoutFactory::AccessJson(layout)) => Format::Json(
-                    Box::new(AccessJson::new(layout, &zone, &mut wanted).map_err(invalid)?),
-                ),
+            let format = match (&f.common().layout, &f.common().log_format) {
+                (Some(_), Some(_)) => {
+                    return Err(invalid(
+                        "logFormat and layout both give the line's format: keep one".to_owned(),
+                    ));
+                }
+                (Some(ferrowizard_logging::LayoutFactory::AccessJson(layout)), None) => {
+                    Format::Json(Box::new(
+                        AccessJson::new(layout, &zone, &mut wanted).map_err(invalid)?,
+                    ))
+                }
+                (_, Some(pattern)) => Format::Pattern(Box::new(
+                    AccessPattern::new(pattern, &zone, &mut wanted)
+                        .map_err(|e| invalid(format!("logFormat {pattern:?}: {e}")))?,
+                )),
                 _ => Format::Combined,
             };
             if let Some(a) = ferrowizard_logging::start_raw_appender(&name, &f, app_name)? {
@@ -118,17 +132,16 @@ impl RequestLog {
         })
     }
 
-    /// Whether a layout writes the request's ID (access-json's `requestId`).
-    pub(crate) fn wants_request_id(&self) -> bool {
-        self.wanted.request_id
-    }
-
-    /// Keeps `id` in `entry` for a layout that writes it.
-    pub(crate) fn keep_request_id(&self, entry: &mut Entry, id: &str) {
-        if let Some(extra) = entry.extra.as_mut()
-            && self.wanted.request_id
-        {
-            extra.request_id = Some(id.into());
+    /// Keeps the request's ID and trace ids that `observation` found in `entry`, for the
+    /// layouts that write them.
+    pub(crate) fn keep_ids(&self, entry: &mut Entry, observation: &super::observe::Observation) {
+        if let Some(extra) = entry.extra.as_mut() {
+            if self.wanted.request_id {
+                extra.request_id = observation.request_id().map(Box::from);
+            }
+            if self.wanted.trace_ids {
+                extra.trace_ids = observation.trace_ids();
+            }
         }
     }
 
@@ -163,6 +176,7 @@ impl RequestLog {
                     request_headers: Wanted::take(&self.wanted.request, req.headers()),
                     response_headers: Vec::new(),
                     request_id: None,
+                    trace_ids: None,
                 })
             }),
         })
@@ -205,6 +219,11 @@ impl RequestLog {
             appender.write_line(&tracing::Level::INFO, entry.time, |line| match format {
                 Format::Combined => combined(line, entry, status, bytes, elapsed, zone),
                 Format::Json(layout) => layout.write(line, entry, status, bytes, elapsed),
+                Format::Pattern(layout) => {
+                    layout.write(line, entry, status, bytes, elapsed, &|out| {
+                        write_stamp(out, entry.time, zone)
+                    })
+                }
             });
         }
     }
@@ -244,6 +263,8 @@ pub(crate) struct Extra {
     response_headers: Vec<(http::HeaderName, String)>,
     /// The request's ID, when a layout writes it (`requestId`) and the request has one.
     request_id: Option<Box<str>>,
+    /// The request's trace and span ids, when a layout writes them and the request has them.
+    trace_ids: Option<super::observe::TraceIds>,
 }
 
 /// The scheme the client used: a trusted proxy's (`useForwardedHeaders`), else the
@@ -284,6 +305,10 @@ impl Entry {
         self.version
     }
 
+    pub(crate) fn referer(&self) -> Option<&str> {
+        self.referer.as_ref().and_then(|v| v.to_str().ok())
+    }
+
     pub(crate) fn user_agent(&self) -> Option<&str> {
         self.user_agent.as_ref().and_then(|v| v.to_str().ok())
     }
@@ -302,6 +327,10 @@ impl Entry {
 
     pub(crate) fn request_id(&self) -> Option<&str> {
         self.extra.as_ref().and_then(|x| x.request_id.as_deref())
+    }
+
+    pub(crate) fn trace_ids(&self) -> Option<super::observe::TraceIds> {
+        self.extra.as_ref().and_then(|x| x.trace_ids)
     }
 }
 

@@ -40,13 +40,6 @@ enum Conversion {
     Line,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Pad {
-    left: bool,
-    min: usize,
-    max: Option<usize>,
-}
-
 /// A pattern error: what, and at which character (1-based) of the pattern.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("at character {position} of the pattern: {message}")]
@@ -90,135 +83,295 @@ const WORDS: &[&str] = &[
     "line",
 ];
 
+/// logback-access's conversion words: a request log's (ferrowizard's server writes them).
+pub const ACCESS_WORDS: &[&str] = &[
+    "a",
+    "remoteIP",
+    "h",
+    "clientHost",
+    "l",
+    "u",
+    "user",
+    "t",
+    "date",
+    "r",
+    "requestURL",
+    "m",
+    "requestMethod",
+    "U",
+    "requestURI",
+    "q",
+    "queryString",
+    "H",
+    "protocol",
+    "s",
+    "statusCode",
+    "b",
+    "B",
+    "bytesSent",
+    "D",
+    "elapsedTime",
+    "T",
+    "elapsedSeconds",
+    "i",
+    "header",
+    "o",
+    "responseHeader",
+    "n",
+    "X",
+    "mdc",
+];
+
+/// Whether `pattern` is well-formed and each of its words is logback's (an event's) or
+/// logback-access's (a request's): what an appender's `logFormat` is checked for where it is
+/// written; which of the two sets applies is the appender list's check.
+///
+/// ```
+/// use ferrowizard_logging::layout::pattern::check_words;
+/// assert!(check_words("%-5p %c: %m%n").is_ok());
+/// assert!(check_words("%h \"%r\" %s").is_ok());
+/// assert!(check_words("%lvl").unwrap_err().to_string().contains("did you mean %level?"));
+/// ```
+pub fn check_words(pattern: &str) -> Result<(), PatternError> {
+    for piece in parse(pattern)? {
+        if let Piece::Conversion { word, position, .. } = piece
+            && !WORDS.contains(&word.as_str())
+            && !ACCESS_WORDS.contains(&word.as_str())
+        {
+            return Err(unknown_word(
+                &word,
+                position,
+                WORDS.iter().chain(ACCESS_WORDS).copied(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One piece of a logback pattern: literal text, or a conversion word with its padding and
+/// option; what the words mean is the layout's ([`PatternLayout`] for events, ferrowizard's
+/// request log for logback-access's words).
+///
+/// ```
+/// use ferrowizard_logging::layout::pattern::{Piece, parse};
+/// let pieces = parse("%-5p [%X{requestId}] 100%%").unwrap();
+/// assert!(matches!(&pieces[0], Piece::Conversion { word, pad, .. } if word == "p" && pad.min == 5));
+/// assert!(matches!(&pieces[2], Piece::Conversion { word, option: Some(o), .. } if word == "X" && o == "requestId"));
+/// assert!(matches!(&pieces[3], Piece::Literal(text) if text == "] 100%"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Text written as it is (`\\x` and `%%` already unescaped).
+    Literal(String),
+    /// `%[-][min][.max]word[{option}]`.
+    Conversion {
+        /// The conversion word (`p`, `logger`, `X`, ...).
+        word: String,
+        /// What is in braces after it.
+        option: Option<String>,
+        /// The padding and truncation before it.
+        pad: Pad,
+        /// Where its `%` is, 1-based, for errors.
+        position: usize,
+    },
+}
+
+impl Piece {
+    /// A conversion's word, option, padding and position; a literal's text as the error.
+    pub fn into_conversion(self) -> Result<(String, Option<String>, Pad, usize), String> {
+        match self {
+            Piece::Literal(text) => Err(text),
+            Piece::Conversion {
+                word,
+                option,
+                pad,
+                position,
+            } => Ok((word, option, pad, position)),
+        }
+    }
+}
+
+/// A conversion's width: padded to `min` (on the right when `left`-aligned), truncated to
+/// `max` from the left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pad {
+    /// Left-aligned (`%-5p`): the padding goes after the text.
+    pub left: bool,
+    /// The least width.
+    pub min: usize,
+    /// The most width (`%.30c`).
+    pub max: Option<usize>,
+}
+
+impl Pad {
+    /// Whether the text is written as it is.
+    pub fn is_none(&self) -> bool {
+        self.min == 0 && self.max.is_none()
+    }
+
+    /// Pads or truncates what was written to `out` since `start`.
+    pub fn apply(self, start: usize, out: &mut Vec<u8>) {
+        apply_pad(self, start, out);
+    }
+}
+
+/// The pieces of `pattern`: a `%` without a conversion word, an unclosed brace or a `.`
+/// without a number is an error with its position.
+pub fn parse(pattern: &str) -> Result<Vec<Piece>, PatternError> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut pieces = Vec::new();
+    let mut literal = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && i + 1 < chars.len() {
+            literal.push(chars[i + 1]);
+            i += 2;
+            continue;
+        }
+        if c != '%' {
+            literal.push(c);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        if chars.get(i) == Some(&'%') {
+            literal.push('%');
+            i += 1;
+            continue;
+        }
+        let mut pad = Pad::default();
+        if chars.get(i) == Some(&'-') {
+            pad.left = true;
+            i += 1;
+        }
+        let digits = |i: &mut usize| {
+            let s: String = chars[*i..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            *i += s.len();
+            s.parse::<usize>().ok()
+        };
+        pad.min = digits(&mut i).unwrap_or(0);
+        if chars.get(i) == Some(&'.') {
+            i += 1;
+            pad.max = digits(&mut i);
+            if pad.max.is_none() {
+                return Err(PatternError {
+                    message: "expected a number after '.'".into(),
+                    position: i + 1,
+                });
+            }
+        }
+        let word: String = chars[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        i += word.len();
+        let option = if chars.get(i) == Some(&'{') {
+            let end = chars[i..]
+                .iter()
+                .position(|&c| c == '}')
+                .map(|p| i + p)
+                .ok_or(PatternError {
+                    message: format!("unclosed '{{' after %{word}"),
+                    position: i + 1,
+                })?;
+            let option: String = chars[i + 1..end].iter().collect();
+            i = end + 1;
+            Some(option)
+        } else {
+            None
+        };
+        if word.is_empty() {
+            return Err(PatternError {
+                message: "a '%' must be followed by a conversion word (use %% for a percent sign)"
+                    .into(),
+                position: start + 1,
+            });
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Literal(std::mem::take(&mut literal)));
+        }
+        pieces.push(Piece::Conversion {
+            word,
+            option,
+            pad,
+            position: start + 1,
+        });
+    }
+    if !literal.is_empty() {
+        pieces.push(Piece::Literal(literal));
+    }
+    Ok(pieces)
+}
+
+/// The error for an unknown conversion `word` at `position`, suggesting the closest of
+/// `known` (their long spellings: the ones people mean to type).
+pub fn unknown_word<'a>(
+    word: &str,
+    position: usize,
+    known: impl IntoIterator<Item = &'a str>,
+) -> PatternError {
+    let close = ferrowizard_config::did_you_mean(word, known.into_iter().filter(|w| w.len() >= 4));
+    let hint = match close.first() {
+        Some(c) => format!("; did you mean %{c}?"),
+        None => String::new(),
+    };
+    PatternError {
+        message: format!("unknown conversion word %{word}{hint}"),
+        position,
+    }
+}
+
 impl PatternLayout {
     /// Compiles `pattern`; `%d` without a zone uses `default_zone`.
     pub fn new(pattern: &str, default_zone: &TimeZone) -> Result<PatternLayout, PatternError> {
-        let chars: Vec<char> = pattern.chars().collect();
         let mut tokens = Vec::new();
-        let mut literal = String::new();
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            if c == '\\' && i + 1 < chars.len() {
-                literal.push(chars[i + 1]);
-                i += 2;
-                continue;
-            }
-            if c != '%' {
-                literal.push(c);
-                i += 1;
-                continue;
-            }
-            let start = i;
-            i += 1;
-            if chars.get(i) == Some(&'%') {
-                literal.push('%');
-                i += 1;
-                continue;
-            }
-            let mut pad = Pad::default();
-            if chars.get(i) == Some(&'-') {
-                pad.left = true;
-                i += 1;
-            }
-            let digits = |i: &mut usize| {
-                let s: String = chars[*i..]
-                    .iter()
-                    .take_while(|c| c.is_ascii_digit())
-                    .collect();
-                *i += s.len();
-                s.parse::<usize>().ok()
-            };
-            pad.min = digits(&mut i).unwrap_or(0);
-            if chars.get(i) == Some(&'.') {
-                i += 1;
-                pad.max = digits(&mut i);
-                if pad.max.is_none() {
-                    return Err(PatternError {
-                        message: "expected a number after '.'".into(),
-                        position: i + 1,
-                    });
+        for piece in parse(pattern)? {
+            let (word, option, pad, position) = match piece.into_conversion() {
+                Ok(conversion) => conversion,
+                Err(text) => {
+                    tokens.push(Token::Literal(text));
+                    continue;
                 }
-            }
-            let word: String = chars[i..]
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .collect();
-            i += word.len();
-            let option = if chars.get(i) == Some(&'{') {
-                let end = chars[i..]
-                    .iter()
-                    .position(|&c| c == '}')
-                    .map(|p| i + p)
-                    .ok_or(PatternError {
-                        message: format!("unclosed '{{' after %{word}"),
-                        position: i + 1,
-                    })?;
-                let option: String = chars[i + 1..end].iter().collect();
-                i = end + 1;
-                Some(option)
-            } else {
-                None
             };
-            let bad = |message: String| PatternError {
-                message,
-                position: start + 1,
+            let bad = |message: String| PatternError { message, position };
+            let conversion = match word.as_str() {
+                "p" | "le" | "level" => Conversion::Level,
+                "d" | "date" => {
+                    let option = option.unwrap_or_else(|| "ISO8601".into());
+                    let (format, zone) = match option.split_once(',') {
+                        Some((f, z)) => (f.trim().to_owned(), Some(z.trim().to_owned())),
+                        None => (option, None),
+                    };
+                    let zone = match zone {
+                        Some(z) => super::time::time_zone(&z).map_err(bad)?,
+                        None => default_zone.clone(),
+                    };
+                    Conversion::Date(Box::new(DateFormat::new(&format, zone).map_err(bad)?))
+                }
+                "c" | "lo" | "logger" | "C" | "class" => Conversion::Logger(match option {
+                    Some(n) => Some(
+                        n.trim()
+                            .parse()
+                            .map_err(|_| bad(format!("%{word}{{{n}}} needs a number")))?,
+                    ),
+                    None => None,
+                }),
+                "m" | "msg" | "message" => Conversion::Message,
+                "n" => Conversion::Newline,
+                "t" | "thread" => Conversion::Thread,
+                "X" | "mdc" => Conversion::Mdc(option),
+                "ex" | "exception" | "throwable" | "xEx" | "rEx" => Conversion::Exception,
+                "r" | "relative" => Conversion::Relative,
+                "F" | "file" => Conversion::File,
+                "L" | "line" => Conversion::Line,
+                other => return Err(unknown_word(other, position, WORDS.iter().copied())),
             };
-            let conversion =
-                match word.as_str() {
-                    "p" | "le" | "level" => Conversion::Level,
-                    "d" | "date" => {
-                        let option = option.unwrap_or_else(|| "ISO8601".into());
-                        let (format, zone) = match option.split_once(',') {
-                            Some((f, z)) => (f.trim().to_owned(), Some(z.trim().to_owned())),
-                            None => (option, None),
-                        };
-                        let zone = match zone {
-                            Some(z) => super::time::time_zone(&z).map_err(bad)?,
-                            None => default_zone.clone(),
-                        };
-                        Conversion::Date(Box::new(DateFormat::new(&format, zone).map_err(bad)?))
-                    }
-                    "c" | "lo" | "logger" | "C" | "class" => Conversion::Logger(match option {
-                        Some(n) => Some(
-                            n.trim()
-                                .parse()
-                                .map_err(|_| bad(format!("%{word}{{{n}}} needs a number")))?,
-                        ),
-                        None => None,
-                    }),
-                    "m" | "msg" | "message" => Conversion::Message,
-                    "n" => Conversion::Newline,
-                    "t" | "thread" => Conversion::Thread,
-                    "X" | "mdc" => Conversion::Mdc(option),
-                    "ex" | "exception" | "throwable" | "xEx" | "rEx" => Conversion::Exception,
-                    "r" | "relative" => Conversion::Relative,
-                    "F" | "file" => Conversion::File,
-                    "L" | "line" => Conversion::Line,
-                    "" => return Err(bad(
-                        "a '%' must be followed by a conversion word (use %% for a percent sign)"
-                            .into(),
-                    )),
-                    other => {
-                        // Suggest the long spellings: they are the ones people mean to type.
-                        let close = ferrowizard_config::did_you_mean(
-                            other,
-                            WORDS.iter().copied().filter(|w| w.len() >= 4),
-                        );
-                        let hint = match close.first() {
-                            Some(c) => format!("; did you mean %{c}?"),
-                            None => String::new(),
-                        };
-                        return Err(bad(format!("unknown conversion word %{other}{hint}")));
-                    }
-                };
-            if !literal.is_empty() {
-                tokens.push(Token::Literal(std::mem::take(&mut literal)));
-            }
             tokens.push(Token::Field(conversion, pad));
-        }
-        if !literal.is_empty() {
-            tokens.push(Token::Literal(literal));
         }
         Ok(PatternLayout {
             tokens,

@@ -1,0 +1,193 @@
+//! The observe stage: what makes a request followable across services and log lines, when
+//! the configuration asks for it. Its request ID (`requestId`, [`super::request_id`]), its
+//! place in a trace (`traceContext`, [`crate::trace`]), the logging context that carries both
+//! into every event logged while the request is handled, and its `http.server.request` span.
+//!
+//! The pipeline calls [`Observe::begin`] when a request arrives, runs the route stage inside
+//! [`Observation::scope`] (the logging context in place), opens the span with the route
+//! found ([`Observation::open_span`]), runs the handle stage inside the scope (the context
+//! and the span), and calls [`Observation::finish`] with the response.
+//! With both settings off, `begin` returns `None` and the request pays one branch.
+
+use ferrowizard_logging::context::Context;
+use http::{HeaderName, HeaderValue, Method, Request, Response};
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::trace::TraceContext;
+
+/// The logging context's key of the trace id (also access-json's field).
+pub(crate) const TRACE_ID: &str = "traceId";
+/// The logging context's key of the request's span id (also access-json's field).
+pub(crate) const SPAN_ID: &str = "spanId";
+
+/// The observe stage's settings.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Observe {
+    /// `requestId.headerName`, when `requestId.enabled`.
+    request_id: Option<HeaderName>,
+    /// `traceContext.enabled`.
+    trace_context: bool,
+}
+
+/// What the observe stage found of one request.
+pub(crate) struct Observation {
+    context: Context,
+    /// The request's ID, as returned in the response.
+    request_id: Option<(HeaderName, HeaderValue)>,
+    trace: Option<TraceIds>,
+    /// The request's span (`Span::none()` when traces are off or no subscriber wants it).
+    span: Span,
+}
+
+/// A request's trace and span ids, as access-json writes them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TraceIds {
+    pub(crate) trace_id: crate::trace::TraceId,
+    pub(crate) span_id: crate::trace::SpanId,
+}
+
+impl Observe {
+    /// The stage for `request_id` (`requestId.headerName` when on) and `trace_context`.
+    pub(crate) fn new(request_id: Option<HeaderName>, trace_context: bool) -> Observe {
+        Observe {
+            request_id,
+            trace_context,
+        }
+    }
+
+    /// Whether the stage does anything.
+    pub(crate) fn is_off(&self) -> bool {
+        self.request_id.is_none() && !self.trace_context
+    }
+
+    /// The request's ID, trace context and span; the trace context is left in the request's
+    /// extensions for handlers ([`TraceContext`]'s extractor).
+    pub(crate) fn begin<B>(&self, req: &mut Request<B>) -> Option<Observation> {
+        if self.is_off() {
+            return None;
+        }
+        let mut context = Context::new();
+        let request_id = self.request_id.as_ref().map(|name| {
+            let id = super::request_id::id(req.headers().get(name));
+            context.set(super::request_id::KEY, id.clone());
+            let value = HeaderValue::from_str(&id).unwrap_or(HeaderValue::from_static(""));
+            (name.clone(), value)
+        });
+        let trace = self.trace_context.then(|| {
+            let trace = TraceContext::from_headers(req.headers(), || false);
+            let ids = TraceIds {
+                trace_id: trace.trace_id(),
+                span_id: trace.span_id(),
+            };
+            context.set(TRACE_ID, ids.trace_id.to_string());
+            context.set(SPAN_ID, ids.span_id.to_string());
+            req.extensions_mut().insert(trace);
+            ids
+        });
+        Some(Observation {
+            context,
+            request_id,
+            trace,
+            span: Span::none(),
+        })
+    }
+}
+
+/// `otel.name`: the method and, when known, the route.
+struct SpanName<'a>(&'a Method, Option<&'a str>);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(route) => write!(f, "{} {route}", self.0),
+            None => f.write_str(self.0.as_str()),
+        }
+    }
+}
+
+/// The request's span: OpenTelemetry's HTTP server span (`http.server.request`) with the
+/// semantic conventions' attributes, named by the method and the route (`GET /quotes/{id}`)
+/// before it is first entered, which is when an OpenTelemetry layer fixes the name; the
+/// status is recorded when the response is ready.
+fn request_span<B>(req: &Request<B>, route: Option<&str>) -> Span {
+    let span = tracing::info_span!(
+        target: "ferrowizard::server::request",
+        "http.server.request",
+        otel.name = %SpanName(req.method(), route),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        http.request.method = req.method().as_str(),
+        http.route = route,
+        http.response.status_code = Empty,
+        url.path = req.uri().path(),
+        url.query = req.uri().query(),
+        network.protocol.version = protocol(req.version()),
+        client.address = Empty,
+    );
+    if !span.is_disabled()
+        && let Some(client) = req
+            .extensions()
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    {
+        span.record("client.address", tracing::field::display(client.0.ip()));
+    }
+    span
+}
+
+/// `network.protocol.version`.
+fn protocol(version: http::Version) -> &'static str {
+    match version {
+        http::Version::HTTP_09 => "0.9",
+        http::Version::HTTP_10 => "1.0",
+        http::Version::HTTP_2 => "2",
+        http::Version::HTTP_3 => "3",
+        _ => "1.1",
+    }
+}
+
+impl Observation {
+    /// Runs `f` (a stage's step) with the request's logging context in place, inside its span.
+    pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.span.in_scope(|| self.context.scope(f))
+    }
+
+    /// Opens the request's span, when its trace is followed, once the route stage has found
+    /// the route's template (if it is one the server knows).
+    pub(crate) fn open_span<B>(&mut self, req: &Request<B>, route: Option<&str>) {
+        if self.trace.is_some() {
+            self.span = request_span(req, route);
+        }
+    }
+
+    /// The route of a merged router, found by its route layer: the span's `http.route`.
+    pub(crate) fn routed(&self, template: &str) {
+        self.span.record("http.route", template);
+    }
+
+    /// The request's ID, for the request log.
+    pub(crate) fn request_id(&self) -> Option<&str> {
+        self.context.get(super::request_id::KEY)
+    }
+
+    /// The request's trace and span ids, for the request log.
+    pub(crate) fn trace_ids(&self) -> Option<TraceIds> {
+        self.trace
+    }
+
+    /// Returns the request's ID in `response` and ends the span with its status.
+    pub(crate) fn finish(&mut self, response: &mut Response<axum::body::Body>) {
+        if let Some((name, value)) = self.request_id.take() {
+            response.headers_mut().insert(name, value);
+        }
+        if !self.span.is_disabled() {
+            let status = response.status().as_u16();
+            self.span.record("http.response.status_code", status);
+            if status >= 500 {
+                self.span.record("otel.status_code", "error");
+            }
+        }
+        // The span closes here rather than when the pipeline's future is dropped.
+        self.span = Span::none();
+    }
+}
