@@ -5,7 +5,7 @@
 //! well-formed `traceparent` makes the request a child of the caller's span in the caller's
 //! trace; a missing or malformed one starts a new trace (never an error). The request gets a
 //! span id of its own, and its [`TraceContext`] is
-//! - a handler's extractor, whose [`TraceContext::traceparent`] and
+//! - a handler's extractor (and [`TraceContext::current`]), whose [`TraceContext::traceparent`] and
 //!   [`TraceContext::tracestate`] are the headers to send on a call to another service;
 //! - `traceId` and `spanId` in the request's logging context, so that every event logged
 //!   while it is handled carries them (`%X{traceId}` in the pattern layout, `mdc` in the JSON
@@ -92,21 +92,52 @@ impl SpanId {
     }
 }
 
+/// The low `N * 4` bits of `n` as `N` lowercase hex digits. By hand: the ids of every traced
+/// request are written this way, and the formatting machinery takes several times as long.
+pub(crate) fn hex<const N: usize>(n: u128) -> [u8; N] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [b'0'; N];
+    for (i, digit) in out.iter_mut().rev().enumerate() {
+        *digit = DIGITS[((n >> (4 * i)) & 0xf) as usize];
+    }
+    out
+}
+
+/// Hex digits as text (they are ASCII).
+fn text(hex: &[u8]) -> &str {
+    std::str::from_utf8(hex).unwrap_or_default()
+}
+
+impl TraceId {
+    /// The id as 32 hex digits, written into `f` without allocating.
+    pub(crate) fn with_hex<R>(self, f: impl FnOnce(&str) -> R) -> R {
+        f(text(&hex::<32>(self.0)))
+    }
+}
+
+impl SpanId {
+    /// The id as 16 hex digits, written into `f` without allocating.
+    pub(crate) fn with_hex<R>(self, f: impl FnOnce(&str) -> R) -> R {
+        f(text(&hex::<16>(u128::from(self.0))))
+    }
+}
+
 impl fmt::Display for TraceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:032x}", self.0)
+        self.with_hex(|h| f.write_str(h))
     }
 }
 
 impl fmt::Display for SpanId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
+        self.with_hex(|h| f.write_str(h))
     }
 }
 
 /// A request's place in its trace: the trace, the request's own span, the caller's span and
-/// the caller's `tracestate` (see the module docs). An extractor: a handler of a server
-/// whose `traceContext` is off is answered 500, saying so.
+/// the caller's `tracestate` (see the module docs). An extractor (the context of the request
+/// being handled, [`TraceContext::current`]): a handler of a server whose `traceContext` is
+/// off is answered 500, saying so.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceContext {
     trace_id: TraceId,
@@ -187,20 +218,40 @@ impl TraceContext {
     /// assert_eq!(header, format!("00-{}-{}-01", root.trace_id(), root.span_id()));
     /// ```
     pub fn traceparent(&self) -> HeaderValue {
-        let header = format!(
-            "00-{}-{}-{:02x}",
-            self.trace_id,
-            self.span_id,
-            u8::from(self.sampled)
-        );
+        let mut header = [b'-'; 55];
+        header[..2].copy_from_slice(b"00");
+        header[3..35].copy_from_slice(&hex::<32>(self.trace_id.0));
+        header[36..52].copy_from_slice(&hex::<16>(u128::from(self.span_id.0)));
+        header[53..].copy_from_slice(if self.sampled { b"01" } else { b"00" });
         // Hex digits and dashes only.
-        HeaderValue::from_str(&header).unwrap_or(HeaderValue::from_static(""))
+        HeaderValue::from_bytes(&header).unwrap_or(HeaderValue::from_static(""))
     }
 
     /// The caller's `tracestate`, to send on unchanged (`None`: it sent none, or one that is
     /// not well-formed).
     pub fn tracestate(&self) -> Option<&HeaderValue> {
         self.state.as_ref()
+    }
+}
+
+scoped_tls::scoped_thread_local!(static CURRENT: TraceContext);
+
+impl TraceContext {
+    /// The context of the request being handled on this thread: in a handler, in what it
+    /// calls, and in the futures it awaits (as the logging context, it does not follow work
+    /// handed to another task with `tokio::spawn`).
+    ///
+    /// ```
+    /// use ferrowizard::trace::TraceContext;
+    /// assert_eq!(TraceContext::current(), None); // outside a traced request
+    /// ```
+    pub fn current() -> Option<TraceContext> {
+        CURRENT.is_set().then(|| CURRENT.with(TraceContext::clone))
+    }
+
+    /// Runs `f` with this context as the thread's current one.
+    pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        CURRENT.set(self, f)
     }
 }
 
@@ -222,13 +273,13 @@ fn parse_traceparent(v: &[u8]) -> Option<(TraceId, SpanId, bool)> {
     if v.len() < 55 || v[2] != b'-' || v[35] != b'-' || v[52] != b'-' {
         return None;
     }
-    let version = hex(&v[0..2])? as u8;
+    let version = parse_hex(&v[0..2])?;
     if version == 0xff || (version == 0 && v.len() != 55) || (v.len() > 55 && v[55] != b'-') {
         return None;
     }
-    let trace = (u128::from(hex(&v[3..19])?) << 64) | u128::from(hex(&v[19..35])?);
-    let span = hex(&v[36..52])?;
-    let flags = hex(&v[53..55])? as u8;
+    let trace = (u128::from(parse_hex(&v[3..19])?) << 64) | u128::from(parse_hex(&v[19..35])?);
+    let span = parse_hex(&v[36..52])?;
+    let flags = parse_hex(&v[53..55])?;
     Some((
         TraceId::from_bytes(trace.to_be_bytes())?,
         SpanId::from_bytes(span.to_be_bytes())?,
@@ -237,14 +288,14 @@ fn parse_traceparent(v: &[u8]) -> Option<(TraceId, SpanId, bool)> {
 }
 
 /// Up to 16 lowercase hex digits as a number.
-fn hex(digits: &[u8]) -> Option<u64> {
+fn parse_hex(digits: &[u8]) -> Option<u64> {
     digits.iter().try_fold(0u64, |n, &d| {
         let v = match d {
             b'0'..=b'9' => d - b'0',
             b'a'..=b'f' => d - b'a' + 10,
             _ => return None,
         };
-        Some(n << 4 | u64::from(v))
+        Some((n << 4) | u64::from(v))
     })
 }
 
@@ -325,12 +376,8 @@ impl IntoResponse for TraceContextOff {
 impl<S: Send + Sync> FromRequestParts<S> for TraceContext {
     type Rejection = TraceContextOff;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        parts
-            .extensions
-            .get::<TraceContext>()
-            .cloned()
-            .ok_or(TraceContextOff)
+    async fn from_request_parts(_: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        TraceContext::current().ok_or(TraceContextOff)
     }
 }
 

@@ -276,7 +276,12 @@ impl LoggingFactory {
             }
         }
         let (levels, level_filter) = Levels::new(filter(self.level), levels);
-        let layer = AppenderLayer::new(root, routes, level_filter);
+        let mdc = self
+            .appenders
+            .iter()
+            .chain(self.loggers.values().flat_map(|l| &l.appenders))
+            .any(AppenderFactory::shows_mdc);
+        let layer = AppenderLayer::new(root, routes, level_filter, mdc);
         Ok((Logging { appenders, levels }, layer))
     }
 }

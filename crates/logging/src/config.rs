@@ -729,6 +729,35 @@ impl AppenderFactory {
         }
     }
 
+    /// Whether this appender's lines show the MDC (the logging context and the fields of an
+    /// event's spans): a pattern with `%X` or `%mdc`, or a JSON layout with its `mdc` field.
+    /// When no appender does, the MDC is never gathered.
+    ///
+    /// ```
+    /// use ferrowizard_logging::AppenderFactory;
+    /// use ferrowizard_logging::config::ConsoleAppenderFactory;
+    ///
+    /// let mut console = AppenderFactory::Console(ConsoleAppenderFactory::default());
+    /// assert!(!console.shows_mdc());
+    /// console.common_mut().log_format = Some("%X{requestId} %m%n".into());
+    /// assert!(console.shows_mdc());
+    /// ```
+    pub fn shows_mdc(&self) -> bool {
+        let common = self.common();
+        match &common.layout {
+            Some(LayoutFactory::Json(json)) => json.includes.contains(&JsonField::Mdc),
+            Some(LayoutFactory::AccessJson(_)) => false,
+            None => common.log_format.as_deref().is_some_and(|f| {
+                crate::layout::pattern::parse(f).is_ok_and(|pieces| {
+                    pieces.iter().any(|p| {
+                        matches!(p, crate::layout::pattern::Piece::Conversion { word, .. }
+                            if word == "X" || word == "mdc")
+                    })
+                })
+            }),
+        }
+    }
+
     /// The settings every appender type has, to change (the request log sets its lossless
     /// `discardingThreshold` default this way).
     ///

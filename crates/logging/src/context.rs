@@ -26,7 +26,38 @@ scoped_tls::scoped_thread_local!(static CURRENT: Context);
 /// Key-value pairs for the events logged inside [`Context::scope`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Context {
-    entries: SmallVec<[(&'static str, Box<str>); 2]>,
+    entries: SmallVec<[(&'static str, Value); 3]>,
+}
+
+/// A value: up to 32 bytes inline (a request ID of 128 bits in hex, a trace id), so that
+/// a request's context takes no allocation; longer ones on the heap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Value {
+    Inline { len: u8, bytes: [u8; 32] },
+    Heap(Box<str>),
+}
+
+impl Value {
+    fn new(value: &str) -> Value {
+        match u8::try_from(value.len()) {
+            Ok(len) if value.len() <= 32 => {
+                let mut bytes = [0; 32];
+                bytes[..value.len()].copy_from_slice(value.as_bytes());
+                Value::Inline { len, bytes }
+            }
+            _ => Value::Heap(value.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // The bytes are a `&str`'s, copied whole.
+            Value::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Value::Heap(s) => s,
+        }
+    }
 }
 
 impl Context {
@@ -36,14 +67,14 @@ impl Context {
     }
 
     /// This context with `key` set to `value` (replacing an earlier value of `key`).
-    pub fn with(mut self, key: &'static str, value: impl Into<Box<str>>) -> Context {
+    pub fn with(mut self, key: &'static str, value: impl AsRef<str>) -> Context {
         self.set(key, value);
         self
     }
 
     /// Sets `key` to `value`.
-    pub fn set(&mut self, key: &'static str, value: impl Into<Box<str>>) {
-        let value = value.into();
+    pub fn set(&mut self, key: &'static str, value: impl AsRef<str>) {
+        let value = Value::new(value.as_ref());
         match self.entries.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => *v = value,
             None => self.entries.push((key, value)),
@@ -55,12 +86,12 @@ impl Context {
         self.entries
             .iter()
             .find(|(k, _)| *k == key)
-            .map(|(_, v)| &**v)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The entries, in the order they were first set.
     pub fn entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        self.entries.iter().map(|(k, v)| (*k, &**v))
+        self.entries.iter().map(|(k, v)| (*k, v.as_str()))
     }
 
     /// Runs `f` with this context as the thread's (the one before it is back afterwards, a
@@ -108,5 +139,14 @@ mod tests {
         let mut c = Context::new().with("k", "1");
         c.set("k", "2");
         assert_eq!(c.entries().collect::<Vec<_>>(), [("k", "2")]);
+        // Inline up to 32 bytes, on the heap beyond: the same to a reader.
+        let long = "é".repeat(40);
+        let c = Context::new()
+            .with("a", "x".repeat(32))
+            .with("b", &long)
+            .with("c", "");
+        assert_eq!(c.get("a"), Some("x".repeat(32).as_str()));
+        assert_eq!(c.get("b"), Some(long.as_str()));
+        assert_eq!(c.get("c"), Some(""));
     }
 }

@@ -42,6 +42,9 @@ pub struct AppenderLayer {
     /// Loggers with appenders of their own, most specific (longest target) first.
     loggers: Vec<LoggerRoute>,
     cache: RwLock<HashMap<String, Route>>,
+    /// Whether some appender shows the MDC: without one, spans' fields and the logging
+    /// context are neither kept nor gathered.
+    mdc: bool,
 }
 
 impl AppenderLayer {
@@ -49,6 +52,7 @@ impl AppenderLayer {
         root: Vec<Arc<Appender>>,
         mut loggers: Vec<LoggerRoute>,
         levels: LevelFilterCell,
+        mdc: bool,
     ) -> Self {
         loggers.sort_by_key(|l| {
             std::cmp::Reverse(l.targets.iter().map(String::len).max().unwrap_or(0))
@@ -58,6 +62,7 @@ impl AppenderLayer {
             root: root.into(),
             loggers,
             cache: RwLock::new(HashMap::new()),
+            mdc,
         }
     }
 
@@ -93,8 +98,9 @@ thread_local! {
     static SCRATCH: RefCell<Record> = RefCell::new(Record::with_capacity());
 }
 
-/// Fills `record` from `event`, with the fields of its spans as the MDC.
-fn capture<S>(record: &mut Record, event: &Event<'_>, ctx: &Context<'_, S>, caller: bool)
+/// Fills `record` from `event`, with the logging context and the fields of its spans as the
+/// MDC when `mdc`.
+fn capture<S>(record: &mut Record, event: &Event<'_>, ctx: &Context<'_, S>, caller: bool, mdc: bool)
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
@@ -112,6 +118,9 @@ where
     event.record(&mut FieldVisitor { record });
     if caller {
         record.set_caller(meta.file().zip(meta.line()));
+    }
+    if !mdc {
+        return;
     }
     // The thread's context first: it is the outermost, and a span's field of the same name
     // wins (`Record::mdc_value` looks innermost first).
@@ -154,6 +163,9 @@ where
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if !self.mdc {
+            return;
+        }
         let mut fields = SpanFields::default();
         attrs.record(&mut fields);
         if let Some(span) = ctx.span(id) {
@@ -162,6 +174,9 @@ where
     }
 
     fn on_record(&self, id: &Id, values: &SpanRecord<'_>, ctx: Context<'_, S>) {
+        if !self.mdc {
+            return;
+        }
         if let Some(span) = ctx.span(id) {
             let mut ext = span.extensions_mut();
             if let Some(fields) = ext.get_mut::<SpanFields>() {
@@ -196,7 +211,7 @@ where
         let Some(second) = accepted.next() else {
             // One appender (the common case): captured straight into its queue slot.
             first.log(level, |record| {
-                capture(record, event, &ctx, first.include_caller())
+                capture(record, event, &ctx, first.include_caller(), self.mdc)
             });
             return;
         };
@@ -214,7 +229,7 @@ where
             };
             record.clear();
             let caller = route.iter().any(|a| a.include_caller());
-            capture(record, event, &ctx, caller);
+            capture(record, event, &ctx, caller, self.mdc);
             for appender in [first, second].into_iter().chain(accepted) {
                 let caller = appender.include_caller();
                 appender.log(level, |r| {

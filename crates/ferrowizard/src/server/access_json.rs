@@ -275,13 +275,13 @@ impl AccessJson {
                 AccessField::TraceId => {
                     if let Some(ids) = e.trace_ids() {
                         key(out, name);
-                        quote(out, &ids.trace_id.to_string());
+                        ids.trace_id.with_hex(|id| quote(out, id));
                     }
                 }
                 AccessField::SpanId => {
                     if let Some(ids) = e.trace_ids() {
                         key(out, name);
-                        quote(out, &ids.span_id.to_string());
+                        ids.span_id.with_hex(|id| quote(out, id));
                     }
                 }
                 AccessField::UserAgent => {

@@ -310,11 +310,11 @@ fn write_word(word: &Word, out: &mut Text, line: &Line<'_>) {
         Word::Newline => out.push('\n'),
         Word::RequestId => out.push_str(e.request_id().unwrap_or("-")),
         Word::TraceId => match e.trace_ids() {
-            Some(ids) => out.push_str(&ids.trace_id.to_string()),
+            Some(ids) => ids.trace_id.with_hex(|id| out.push_str(id)),
             None => out.push('-'),
         },
         Word::SpanId => match e.trace_ids() {
-            Some(ids) => out.push_str(&ids.span_id.to_string()),
+            Some(ids) => ids.span_id.with_hex(|id| out.push_str(id)),
             None => out.push('-'),
         },
     }

@@ -2,6 +2,8 @@
 //! the configuration asks for it. Its request ID (`requestId`, [`super::request_id`]), its
 //! place in a trace (`traceContext`, [`crate::trace`]), the logging context that carries both
 //! into every event logged while the request is handled, and its `http.server.request` span.
+//! The trace context is current while the request is handled ([`TraceContext::current`],
+//! which handlers' extractor reads), as the logging context is.
 //!
 //! The pipeline calls [`Observe::begin`] when a request arrives, runs the route stage inside
 //! [`Observation::scope`] (the logging context in place), opens the span with the route
@@ -35,7 +37,8 @@ pub(crate) struct Observation {
     context: Context,
     /// The request's ID, as returned in the response.
     request_id: Option<(HeaderName, HeaderValue)>,
-    trace: Option<TraceIds>,
+    /// Its trace context, current while the route and handle stages run.
+    trace: Option<TraceContext>,
     /// The request's span (`Span::none()` when traces are off or no subscriber wants it).
     span: Span,
 }
@@ -61,36 +64,32 @@ impl Observe {
         self.request_id.is_none() && !self.trace_context
     }
 
-    /// The request's ID, trace context and span; the trace context is left in the request's
-    /// extensions for handlers ([`TraceContext`]'s extractor).
-    pub(crate) fn begin<B>(&self, req: &mut Request<B>) -> Option<Observation> {
+    /// The request's ID and trace context, and the logging context with both.
+    pub(crate) fn begin<B>(&self, req: &Request<B>) -> Option<Box<Observation>> {
         if self.is_off() {
             return None;
         }
         let mut context = Context::new();
         let request_id = self.request_id.as_ref().map(|name| {
             let id = super::request_id::id(req.headers().get(name));
-            context.set(super::request_id::KEY, id.clone());
-            let value = HeaderValue::from_str(&id).unwrap_or(HeaderValue::from_static(""));
-            (name.clone(), value)
+            // Checked or generated: visible ASCII.
+            context.set(super::request_id::KEY, id.to_str().unwrap_or_default());
+            (name.clone(), id)
         });
         let trace = self.trace_context.then(|| {
             let trace = TraceContext::from_headers(req.headers(), || false);
-            let ids = TraceIds {
-                trace_id: trace.trace_id(),
-                span_id: trace.span_id(),
-            };
-            context.set(TRACE_ID, ids.trace_id.to_string());
-            context.set(SPAN_ID, ids.span_id.to_string());
-            req.extensions_mut().insert(trace);
-            ids
+            trace.trace_id().with_hex(|id| context.set(TRACE_ID, id));
+            trace.span_id().with_hex(|id| context.set(SPAN_ID, id));
+            trace
         });
-        Some(Observation {
+        // Boxed: a request that is not observed carries one pointer in its future, not the
+        // observation's few hundred bytes (the future is moved as a whole).
+        Some(Box::new(Observation {
             context,
             request_id,
             trace,
             span: Span::none(),
-        })
+        }))
     }
 }
 
@@ -149,7 +148,10 @@ fn protocol(version: http::Version) -> &'static str {
 impl Observation {
     /// Runs `f` (a stage's step) with the request's logging context in place, inside its span.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.span.in_scope(|| self.context.scope(f))
+        match &self.trace {
+            Some(trace) => self.span.in_scope(|| trace.scope(|| self.context.scope(f))),
+            None => self.context.scope(f),
+        }
     }
 
     /// Opens the request's span, when its trace is followed, once the route stage has found
@@ -172,7 +174,10 @@ impl Observation {
 
     /// The request's trace and span ids, for the request log.
     pub(crate) fn trace_ids(&self) -> Option<TraceIds> {
-        self.trace
+        self.trace.as_ref().map(|t| TraceIds {
+            trace_id: t.trace_id(),
+            span_id: t.span_id(),
+        })
     }
 
     /// Returns the request's ID in `response` and ends the span with its status.

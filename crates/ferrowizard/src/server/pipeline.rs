@@ -177,7 +177,7 @@ impl<S: Inner> Pipeline<S> {
             self.handler.compresses(),
         );
         // observe
-        let observation = shared.observe.begin(&mut req);
+        let observation = shared.observe.begin(&req);
         if let (Some(observation), Some(entry), Some(log)) =
             (&observation, entry.as_mut(), shared.request_log.as_deref())
         {
@@ -264,7 +264,7 @@ struct Rest {
     place: Option<Place>,
     /// What the observe stage found: its logging context and span are in place while the
     /// router's future is polled.
-    observation: Option<Observation>,
+    observation: Option<Box<Observation>>,
 }
 
 impl Rest {

@@ -11,40 +11,34 @@ pub(crate) const KEY: &str = "requestId";
 /// The longest ID taken from a client; a longer one is replaced.
 const MAX_LEN: usize = 128;
 
-/// The ID of a request that sent `given` (the configured header's first value).
-pub(crate) fn id(given: Option<&HeaderValue>) -> String {
-    match given.and_then(well_formed) {
-        Some(id) => id.to_owned(),
+/// The ID of a request that sent `given` (the configured header's first value), as the
+/// header that returns it.
+pub(crate) fn id(given: Option<&HeaderValue>) -> HeaderValue {
+    match given.filter(|v| well_formed(v)) {
+        // Shares the request's bytes: no copy.
+        Some(id) => id.clone(),
         None => generate(),
     }
 }
 
-/// `id` when it is 1 to 128 characters among letters, digits and `-_.:+/=` (what UUIDs,
+/// Whether `id` is 1 to 128 characters among letters, digits and `-_.:+/=` (what UUIDs,
 /// ULIDs, hex, base64 and the usual prefixed forms use), which no log line or header can be
 /// broken by.
-fn well_formed(id: &HeaderValue) -> Option<&str> {
+fn well_formed(id: &HeaderValue) -> bool {
     let bytes = id.as_bytes();
-    let ok = !bytes.is_empty()
+    !bytes.is_empty()
         && bytes.len() <= MAX_LEN
         && bytes
             .iter()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=".contains(b));
-    // ASCII only, so `to_str` cannot fail.
-    ok.then(|| id.to_str().ok()).flatten()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=".contains(b))
 }
 
 /// 128 random bits as 32 lowercase hex digits. fastrand's generator is not cryptographic: an
 /// ID must be unique, not secret.
-fn generate() -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bits = fastrand::u128(..);
-    let mut out = [0u8; 32];
-    for (i, byte) in bits.to_be_bytes().iter().enumerate() {
-        out[2 * i] = HEX[usize::from(byte >> 4)];
-        out[2 * i + 1] = HEX[usize::from(byte & 0xf)];
-    }
-    // Hex digits are ASCII: one allocation, no check needed beyond `from_utf8`'s.
-    String::from_utf8(out.to_vec()).unwrap_or_default()
+fn generate() -> HeaderValue {
+    let hex = crate::trace::hex::<32>(fastrand::u128(..));
+    // Hex digits are valid header bytes.
+    HeaderValue::from_bytes(&hex).unwrap_or(HeaderValue::from_static("-"))
 }
 
 /// The configured header's name: the default one as a static name, which a response takes
@@ -63,7 +57,12 @@ mod tests {
 
     #[test]
     fn well_formed_ids_are_kept_and_others_replaced_by_a_fresh_one() {
-        let kept = |v: &str| id(Some(&HeaderValue::from_str(v).unwrap()));
+        let kept = |v: &str| {
+            id(Some(&HeaderValue::from_str(v).unwrap()))
+                .to_str()
+                .unwrap()
+                .to_owned()
+        };
         assert_eq!(kept("abc-123"), "abc-123");
         let uuid = "0b6f9c1e-8a5e-4a8f-9b1c-2d3e4f5a6b7c";
         assert_eq!(kept(uuid), uuid);
@@ -72,8 +71,8 @@ mod tests {
             assert_ne!(id, bad);
             assert_eq!(id.len(), 32, "{id}");
         }
-        let a = id(None);
-        let b = id(None);
+        let a = id(None).to_str().unwrap().to_owned();
+        let b = id(None).to_str().unwrap().to_owned();
         assert_ne!(a, b);
         assert!(
             a.bytes()
