@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
@@ -13,6 +14,7 @@ use crate::command::{Command as AppCommand, Failure};
 use crate::config::{self, Configuration};
 use crate::running::Running;
 use ferrowizard_logging::config::LoggingType;
+use tracing_subscriber::layer::SubscriberExt;
 
 #[derive(Debug, Parser)]
 #[command(version, about = None)]
@@ -119,6 +121,55 @@ pub fn run_from<A: Application>(
     }
 }
 
+/// The OpenTelemetry export `opentelemetry:` asks for, started; `None` when it is off.
+#[cfg(feature = "otlp")]
+fn export<C: config::Configuration>(
+    config: &C,
+    app_name: &str,
+) -> Result<Option<crate::otlp::Export>, String> {
+    let factory = config.opentelemetry();
+    if !factory.enabled {
+        return Ok(None);
+    }
+    exportable(config)?;
+    crate::otlp::Export::start(factory, app_name)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// Without the `otlp` feature, `opentelemetry.enabled: true` is refused.
+#[cfg(not(feature = "otlp"))]
+fn export<C: config::Configuration>(config: &C, app_name: &str) -> Result<Option<()>, String> {
+    if config.opentelemetry().enabled {
+        return Err(format!(
+            "opentelemetry.enabled: this build of {app_name} has no OpenTelemetry export; \
+             build it with ferrowizard's `otlp` feature, or set enabled: false"
+        ));
+    }
+    Ok(None)
+}
+
+/// What the export needs of the rest of the configuration: the requests' spans, and a
+/// subscriber ferrowizard installs.
+#[cfg(feature = "otlp")]
+fn exportable<C: config::Configuration>(config: &C) -> Result<(), String> {
+    if !config.server().shared().trace_context.enabled {
+        return Err(
+            "opentelemetry.enabled needs server.traceContext.enabled: true (the spans \
+                    exported are the requests')"
+                .to_owned(),
+        );
+    }
+    if config.logging().kind == LoggingType::External {
+        return Err(
+            "opentelemetry.enabled needs logging.type: default (with an external \
+                    subscriber, add tracing-opentelemetry's layer to it yourself)"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
 /// `server`: load, start logging, start the server, wait for a signal, shut down in order.
 fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -> ExitCode {
     let config = match config::load::<A::Config>(path, overrides) {
@@ -128,18 +179,38 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             return ExitCode::FAILURE;
         }
     };
+    // Without the `otlp` feature, only its refusal of `enabled: true` is used.
+    #[cfg_attr(not(feature = "otlp"), allow(unused_variables))]
+    let export = match export(&config, app.name()) {
+        Ok(export) => export,
+        Err(e) => {
+            eprintln!("{}: {e}", app.name());
+            return ExitCode::FAILURE;
+        }
+    };
     // `logging.type: external`: the application's own subscriber stays in place.
     let guard = match config.logging().kind {
         LoggingType::External => None,
         LoggingType::Default => {
-            let (logging, subscriber) = match config.logging().build(app.name()) {
+            let (logging, layer) = match config.logging().build_layer(app.name()) {
                 Ok(built) => built,
                 Err(e) => {
                     eprintln!("{}: cannot start logging: {e}", app.name());
                     return ExitCode::FAILURE;
                 }
             };
-            match logging.install(subscriber, std::time::Duration::from_secs(5)) {
+            let registry = tracing_subscriber::registry().with(layer);
+            #[cfg(feature = "otlp")]
+            let installed = match &export {
+                Some(export) => logging.install(
+                    registry.with(export.layer()),
+                    std::time::Duration::from_secs(5),
+                ),
+                None => logging.install(registry, std::time::Duration::from_secs(5)),
+            };
+            #[cfg(not(feature = "otlp"))]
+            let installed = logging.install(registry, std::time::Duration::from_secs(5));
+            match installed {
                 Ok(g) => Some(g),
                 Err(e) => {
                     eprintln!("{}: {e}", app.name());
@@ -170,7 +241,23 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
                 return ExitCode::FAILURE;
             }
         };
-        let running = match Running::start(&app, &config, logging.as_ref()).await {
+        #[cfg(feature = "otlp")]
+        let counters: Vec<(&str, Arc<std::sync::atomic::AtomicU64>)> = match &export {
+            Some(export) => vec![
+                (
+                    "ferrowizard.opentelemetry.spans.dropped",
+                    export.dropped_spans(),
+                ),
+                (
+                    "ferrowizard.opentelemetry.logs.dropped",
+                    export.dropped_logs(),
+                ),
+            ],
+            None => Vec::new(),
+        };
+        #[cfg(not(feature = "otlp"))]
+        let counters: Vec<(&str, Arc<std::sync::atomic::AtomicU64>)> = Vec::new();
+        let running = match Running::start(&app, &config, logging.as_ref(), &counters).await {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("{}: {e}", app.name());
@@ -196,6 +283,11 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
         ExitCode::SUCCESS
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    // The spans and log events still queued go to the collector before logging stops.
+    #[cfg(feature = "otlp")]
+    if let Some(export) = export {
+        export.shutdown();
+    }
     // Dropping the guard writes every queued log line and reports losses on stderr.
     drop(guard);
     code

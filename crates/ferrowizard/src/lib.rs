@@ -16,6 +16,8 @@ pub mod errors;
 pub mod extract;
 mod health;
 mod lifecycle;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod reporters;
 mod running;
 pub mod server;

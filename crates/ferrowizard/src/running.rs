@@ -29,12 +29,13 @@ struct Scheduled {
 
 impl Running {
     /// Runs `app` with `config` (`logging`: the pipeline installed for it, whose counters are
-    /// published), starts its managed resources, then its server, then the reporters. The
+    /// published, as are `counters`, gauges by name), starts its managed resources, then its server, then the reporters. The
     /// error is one line, to print after the application's name.
     pub(crate) async fn start<A: Application>(
         app: &A,
         config: &A::Config,
         logging: Option<&Arc<ferrowizard_logging::Logging>>,
+        counters: &[(&str, Arc<std::sync::atomic::AtomicU64>)],
     ) -> Result<Running, String> {
         let mut environment = Environment::default();
         app.run(config, &mut environment)
@@ -57,6 +58,14 @@ impl Running {
             None => None,
         };
         register_metrics(&metrics, logging)?;
+        for (name, counter) in counters {
+            let counter = counter.clone();
+            metrics
+                .gauge(name, &[], move || {
+                    counter.load(std::sync::atomic::Ordering::Relaxed) as f64
+                })
+                .map_err(|e| format!("metrics: {e}"))?;
+        }
         let admin = Admin {
             config: config.admin().clone(),
             health_checks,

@@ -88,7 +88,7 @@ impl TestService {
                     }
                 };
                 runtime.block_on(async move {
-                    match Running::start(&app, &config, None).await {
+                    match Running::start(&app, &config, None, &[]).await {
                         Ok(running) => {
                             let _ = started.send(Ok(urls(&running, config.server())));
                             let _ = stopped.await;

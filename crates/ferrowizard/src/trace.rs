@@ -207,6 +207,12 @@ impl TraceContext {
         self.sampled
     }
 
+    /// Sets the sampled flag (an exporter's sampler decided for a trace this server started).
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+    pub(crate) fn set_sampled(&mut self, sampled: bool) {
+        self.sampled = sampled;
+    }
+
     /// The `traceparent` to send on a call made while handling this request: this trace,
     /// with this request's span as the callee's parent.
     ///

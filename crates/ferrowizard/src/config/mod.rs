@@ -7,6 +7,7 @@
 
 pub mod health;
 mod legacy;
+pub mod opentelemetry;
 mod refused;
 pub mod server;
 
@@ -16,6 +17,7 @@ pub use ferrowizard_config::{Duration, Level, Loader, Report, Size};
 use ferrowizard_config::{positive_duration, section, validated_by};
 pub use ferrowizard_logging::config::LoggingFactory;
 pub use health::HealthFactory;
+pub use opentelemetry::OpenTelemetryFactory;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 pub use server::ServerFactory;
@@ -242,6 +244,11 @@ macro_rules! __framework_fields {
                 #[garde(dive)]
                 health: Option<$crate::config::HealthFactory> = None
             ]
+            [
+                /// `opentelemetry:`: spans and log events exported over OTLP.
+                #[garde(dive)]
+                opentelemetry: $crate::config::OpenTelemetryFactory = Default::default()
+            ]
             $($fields)*
         ]);
         impl $crate::config::Configuration for $name {
@@ -250,6 +257,7 @@ macro_rules! __framework_fields {
             fn metrics(&self) -> &$crate::config::MetricsFactory { &self.metrics }
             fn admin(&self) -> &$crate::config::AdminFactory { &self.admin }
             fn health(&self) -> Option<&$crate::config::HealthFactory> { self.health.as_ref() }
+            fn opentelemetry(&self) -> &$crate::config::OpenTelemetryFactory { &self.opentelemetry }
         }
     };
 }
@@ -291,6 +299,8 @@ pub trait Configuration: Serialize + DeserializeOwned + garde::Validate<Context 
     fn admin(&self) -> &AdminFactory;
     /// `health:`, when present.
     fn health(&self) -> Option<&HealthFactory>;
+    /// `opentelemetry:`.
+    fn opentelemetry(&self) -> &OpenTelemetryFactory;
 }
 
 configuration! {

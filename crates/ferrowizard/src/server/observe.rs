@@ -123,6 +123,7 @@ fn request_span<B>(req: &Request<B>, route: Option<&str>) -> Span {
         url.query = req.uri().query(),
         network.protocol.version = protocol(req.version()),
         client.address = Empty,
+        request.id = Empty,
     );
     if !span.is_disabled()
         && let Some(client) = req
@@ -157,9 +158,20 @@ impl Observation {
     /// Opens the request's span, when its trace is followed, once the route stage has found
     /// the route's template (if it is one the server knows).
     pub(crate) fn open_span<B>(&mut self, req: &Request<B>, route: Option<&str>) {
-        if self.trace.is_some() {
-            self.span = request_span(req, route);
+        let Some(trace) = &mut self.trace else {
+            return;
+        };
+        self.span = request_span(req, route);
+        if let Some((_, id)) = &self.request_id
+            && !self.span.is_disabled()
+            && let Ok(id) = id.to_str()
+        {
+            self.span.record("request.id", id);
         }
+        #[cfg(feature = "otlp")]
+        crate::otlp::adopt(&self.span, trace);
+        #[cfg(not(feature = "otlp"))]
+        let _ = trace;
     }
 
     /// The route of a merged router, found by its route layer: the span's `http.route`.
@@ -187,7 +199,8 @@ impl Observation {
         }
         if !self.span.is_disabled() {
             let status = response.status().as_u16();
-            self.span.record("http.response.status_code", status);
+            self.span
+                .record("http.response.status_code", i64::from(status));
             if status >= 500 {
                 self.span.record("otel.status_code", "error");
             }

@@ -1,0 +1,516 @@
+//! OpenTelemetry export (the `otlp` feature, `opentelemetry:` in the configuration): the
+//! requests' `http.server.request` spans through `tracing-opentelemetry`, and log events
+//! through OpenTelemetry's `tracing` bridge, each in batches to an OTLP collector.
+//!
+//! The exporters run on a runtime of their own (one thread, its telemetry suppressed, so that
+//! an export's own events are never exported); the batch processors' queues are bounded, and
+//! what does not fit is dropped and counted ([`Export::dropped_spans`]): a collector that is
+//! down or slow never makes a request wait.
+//!
+//! The ids of an exported span are the ones the observe stage gave the request (its
+//! `traceId`/`spanId` in the logging context, the `traceparent` handlers pass on):
+//! [`adopt`] hands them to the SDK's id generator when the span starts.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use opentelemetry::trace::{
+    SpanContext, TraceContextExt, TraceFlags, TraceState, TracerProvider as _,
+};
+use opentelemetry::{KeyValue, trace};
+use opentelemetry_otlp::{
+    LogExporter, Protocol, SpanExporter, WithExportConfig, WithHttpConfig, WithTonicConfig,
+};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::logs::{LogBatch, LogProcessor, SdkLogRecord, SdkLoggerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, IdGenerator, RandomIdGenerator, Sampler,
+    SdkTracerProvider, SpanData, SpanProcessor,
+};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::Layer;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::config::opentelemetry::{OpenTelemetryFactory, OtlpProtocol};
+use crate::trace::TraceContext;
+
+/// Whether an export is installed: the observe stage hands spans to it only then.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// A running export: its runtime, its providers and its drop counters.
+pub(crate) struct Export {
+    runtime: Option<tokio::runtime::Runtime>,
+    tracer: SdkTracerProvider,
+    logger: Option<SdkLoggerProvider>,
+    dropped_spans: Arc<AtomicU64>,
+    dropped_logs: Arc<AtomicU64>,
+}
+
+/// Why the export could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("opentelemetry: {0}")]
+pub(crate) struct ExportError(String);
+
+impl Export {
+    /// Starts the exporters `factory` describes, for the service `app_name`.
+    pub(crate) fn start(
+        factory: &OpenTelemetryFactory,
+        app_name: &str,
+    ) -> Result<Export, ExportError> {
+        let error = |what: &str, e: &dyn std::fmt::Display| ExportError(format!("{what}: {e}"));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("otlp-export")
+            .enable_all()
+            .on_thread_start(|| {
+                // Nothing this thread does (a connection's events, an export's) is exported.
+                std::mem::forget(opentelemetry::Context::enter_telemetry_suppressed_scope());
+            })
+            .build()
+            .map_err(|e| error("cannot start its runtime", &e))?;
+        let resource = Resource::builder_empty()
+            .with_service_name(
+                factory
+                    .service_name
+                    .clone()
+                    .unwrap_or_else(|| app_name.to_owned()),
+            )
+            .with_attributes(
+                factory
+                    .resource_attributes
+                    .iter()
+                    .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+            )
+            .build();
+        let timeout = factory.timeout.get();
+        let endpoint = factory.endpoint.clone().unwrap_or_else(|| {
+            match factory.protocol {
+                OtlpProtocol::Grpc => "http://localhost:4317",
+                OtlpProtocol::HttpProtobuf => "http://localhost:4318",
+            }
+            .to_owned()
+        });
+        let dropped_spans = Arc::new(AtomicU64::new(0));
+        let dropped_logs = Arc::new(AtomicU64::new(0));
+        let _entered = runtime.enter();
+        let exporters = Exporters {
+            protocol: factory.protocol,
+            endpoint: endpoint.trim_end_matches('/').to_owned(),
+            headers: &factory.headers,
+            timeout,
+            handle: runtime.handle().clone(),
+        };
+        let spans = exporters
+            .spans()
+            .map_err(|e| error("cannot export spans", &e))?;
+        let queue = factory.queue_size;
+        let pending = Arc::new(AtomicUsize::new(0));
+        let spans = BatchSpanProcessor::builder(Counted {
+            inner: spans,
+            pending: pending.clone(),
+        })
+        .with_batch_config(
+            BatchConfigBuilder::default()
+                .with_max_queue_size(queue)
+                .build(),
+        )
+        .build();
+        let tracer = SdkTracerProvider::builder()
+            .with_span_processor(Bounded {
+                inner: spans,
+                pending,
+                cap: queue,
+                dropped: dropped_spans.clone(),
+            })
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
+                factory.sampling,
+            ))))
+            .with_id_generator(ObservedIds)
+            .with_resource(resource.clone())
+            .build();
+        let logger = if factory.logs {
+            let logs = exporters
+                .logs()
+                .map_err(|e| error("cannot export logs", &e))?;
+            let pending = Arc::new(AtomicUsize::new(0));
+            let logs = opentelemetry_sdk::logs::BatchLogProcessor::builder(Counted {
+                inner: logs,
+                pending: pending.clone(),
+            })
+            .with_batch_config(
+                opentelemetry_sdk::logs::BatchConfigBuilder::default()
+                    .with_max_queue_size(queue)
+                    .build(),
+            )
+            .build();
+            Some(
+                SdkLoggerProvider::builder()
+                    .with_log_processor(Bounded {
+                        inner: logs,
+                        pending,
+                        cap: queue,
+                        dropped: dropped_logs.clone(),
+                    })
+                    .with_resource(resource)
+                    .build(),
+            )
+        } else {
+            None
+        };
+        drop(_entered);
+        INSTALLED.store(true, Ordering::Release);
+        Ok(Export {
+            runtime: Some(runtime),
+            tracer,
+            logger,
+            dropped_spans,
+            dropped_logs,
+        })
+    }
+
+    /// The layers that hand spans and log events to the exporters, to compose beside the
+    /// logging pipeline's.
+    pub(crate) fn layer<S>(&self) -> Box<dyn Layer<S> + Send + Sync>
+    where
+        S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
+    {
+        let spans = tracing_opentelemetry::layer()
+            .with_tracer(self.tracer.tracer("ferrowizard"))
+            .with_location(false)
+            .with_threads(false)
+            .with_tracked_inactivity(false)
+            .with_target(false);
+        match &self.logger {
+            Some(logger) => {
+                let logs =
+                    opentelemetry_appender_tracing::layer::OpenTelemetryTracingBridge::new(logger)
+                        .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
+                            // The transport's own events are not the application's.
+                            let t = meta.target();
+                            !["h2", "hyper", "tonic", "tower", "opentelemetry"]
+                                .iter()
+                                .any(|p| t.starts_with(p))
+                        }));
+                Box::new(spans.and_then(logs))
+            }
+            None => Box::new(spans),
+        }
+    }
+
+    /// Spans dropped because the queue was full.
+    pub(crate) fn dropped_spans(&self) -> Arc<AtomicU64> {
+        self.dropped_spans.clone()
+    }
+
+    /// Log records dropped because the queue was full.
+    pub(crate) fn dropped_logs(&self) -> Arc<AtomicU64> {
+        self.dropped_logs.clone()
+    }
+
+    /// Exports what is queued (waiting at most the exporters' timeouts) and stops. Blocks:
+    /// call it outside any runtime's worker.
+    pub(crate) fn shutdown(mut self) {
+        INSTALLED.store(false, Ordering::Release);
+        let _ = self.tracer.shutdown();
+        if let Some(logger) = &self.logger {
+            let _ = logger.shutdown();
+        }
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }
+    }
+}
+
+/// An exporter of the signal `$exporter` exports, by `$exporters`' protocol (`$path`: the
+/// signal's path under an http/protobuf endpoint): the span and log exporters' builders are
+/// different types with the same methods.
+macro_rules! exporter {
+    ($exporters:expr, $exporter:ident, $path:literal) => {{
+        let e = $exporters;
+        match e.protocol {
+            OtlpProtocol::Grpc => $exporter::builder()
+                .with_tonic()
+                .with_endpoint(&e.endpoint)
+                .with_timeout(e.timeout)
+                .with_metadata(e.metadata()?)
+                .build(),
+            OtlpProtocol::HttpProtobuf => $exporter::builder()
+                .with_http()
+                .with_protocol(Protocol::HttpBinary)
+                .with_endpoint(format!("{}{}", e.endpoint, $path))
+                .with_timeout(e.timeout)
+                .with_headers(e.headers())
+                .with_http_client(e.http())
+                .build(),
+        }
+        .map_err(|error| error.to_string())
+    }};
+}
+
+/// How the exporters are built.
+struct Exporters<'a> {
+    protocol: OtlpProtocol,
+    endpoint: String,
+    headers: &'a std::collections::BTreeMap<String, String>,
+    timeout: Duration,
+    handle: tokio::runtime::Handle,
+}
+
+impl Exporters<'_> {
+    fn metadata(&self) -> Result<opentelemetry_otlp::tonic_types::metadata::MetadataMap, String> {
+        let mut map = http::HeaderMap::new();
+        for (k, v) in self.headers {
+            let name = http::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| format!("headers: {k:?} is not a header name"))?;
+            let value = http::HeaderValue::from_str(v)
+                .map_err(|_| format!("headers: {k:?}'s value is not a header value"))?;
+            map.insert(name, value);
+        }
+        Ok(opentelemetry_otlp::tonic_types::metadata::MetadataMap::from_headers(map))
+    }
+
+    fn http(&self) -> HttpClient {
+        HttpClient {
+            handle: self.handle.clone(),
+            client: hyper_util::client::legacy::Client::builder(
+                hyper_util::rt::TokioExecutor::new(),
+            )
+            .build_http(),
+            timeout: self.timeout,
+        }
+    }
+
+    fn headers(&self) -> HashMap<String, String> {
+        self.headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    fn spans(&self) -> Result<SpanExporter, String> {
+        exporter!(self, SpanExporter, "/v1/traces")
+    }
+
+    fn logs(&self) -> Result<LogExporter, String> {
+        exporter!(self, LogExporter, "/v1/logs")
+    }
+}
+
+/// OTLP/HTTP's client: hyper's, on the export runtime (the batch processors' threads only
+/// wait for its answer), so that no second HTTP stack is needed.
+#[derive(Clone, Debug)]
+struct HttpClient {
+    handle: tokio::runtime::Handle,
+    client: hyper_util::client::legacy::Client<
+        hyper_util::client::legacy::connect::HttpConnector,
+        Full<Bytes>,
+    >,
+    timeout: Duration,
+}
+
+#[async_trait::async_trait]
+impl opentelemetry_http::HttpClient for HttpClient {
+    async fn send_bytes(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> Result<http::Response<Bytes>, opentelemetry_http::HttpError> {
+        let (client, timeout) = (self.client.clone(), self.timeout);
+        self.handle
+            .spawn(async move {
+                let answer = async move {
+                    let response = client.request(request.map(Full::new)).await?;
+                    let (parts, body) = response.into_parts();
+                    let body = body.collect().await?.to_bytes();
+                    Ok::<_, opentelemetry_http::HttpError>(http::Response::from_parts(parts, body))
+                };
+                match tokio::time::timeout(timeout, answer).await {
+                    Ok(answer) => answer,
+                    Err(_) => Err("the collector did not answer in time".into()),
+                }
+            })
+            .await
+            .map_err(|e| -> opentelemetry_http::HttpError { Box::new(e) })?
+    }
+}
+
+/// An exporter that counts what leaves the queue (see [`Bounded`]).
+#[derive(Debug)]
+struct Counted<E> {
+    inner: E,
+    pending: Arc<AtomicUsize>,
+}
+
+impl<E: opentelemetry_sdk::trace::SpanExporter> opentelemetry_sdk::trace::SpanExporter
+    for Counted<E>
+{
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        self.pending.fetch_sub(batch.len(), Ordering::AcqRel);
+        self.inner.export(batch).await
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+impl<E: opentelemetry_sdk::logs::LogExporter> opentelemetry_sdk::logs::LogExporter for Counted<E> {
+    async fn export(&self, batch: LogBatch<'_>) -> OTelSdkResult {
+        self.pending
+            .fetch_sub(batch.iter().count(), Ordering::AcqRel);
+        self.inner.export(batch).await
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+/// A batch processor that admits at most `cap` items not yet handed to the exporter and
+/// counts the rest in `dropped`: with `cap` no more than the processor's queue, its queue
+/// is never full, so every drop is counted here (the SDK keeps its own count private).
+#[derive(Debug)]
+struct Bounded<P> {
+    inner: P,
+    pending: Arc<AtomicUsize>,
+    cap: usize,
+    dropped: Arc<AtomicU64>,
+}
+
+impl<P> Bounded<P> {
+    /// Whether one more item fits.
+    fn admit(&self) -> bool {
+        if self.pending.fetch_add(1, Ordering::AcqRel) >= self.cap {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
+impl<P: SpanProcessor> SpanProcessor for Bounded<P> {
+    fn on_start(&self, span: &mut opentelemetry_sdk::trace::Span, cx: &opentelemetry::Context) {
+        self.inner.on_start(span, cx);
+    }
+
+    fn on_end(&self, span: SpanData) {
+        if self.admit() {
+            self.inner.on_end(span);
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+impl<P: LogProcessor> LogProcessor for Bounded<P> {
+    fn emit(&self, record: &mut SdkLogRecord, scope: &opentelemetry::InstrumentationScope) {
+        if self.admit() {
+            self.inner.emit(record, scope);
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+thread_local! {
+    /// The ids [`adopt`] hands to the span it starts.
+    static NEXT: Cell<Option<(u128, u64)>> = const { Cell::new(None) };
+}
+
+/// The SDK's ids for a span [`adopt`] starts: the observe stage's; random ones otherwise.
+#[derive(Debug)]
+struct ObservedIds;
+
+impl IdGenerator for ObservedIds {
+    fn new_trace_id(&self) -> trace::TraceId {
+        match NEXT.get() {
+            Some((id, _)) => trace::TraceId::from_bytes(id.to_be_bytes()),
+            None => RandomIdGenerator::default().new_trace_id(),
+        }
+    }
+
+    fn new_span_id(&self) -> trace::SpanId {
+        match NEXT.get() {
+            Some((_, id)) => trace::SpanId::from_bytes(id.to_be_bytes()),
+            None => RandomIdGenerator::default().new_span_id(),
+        }
+    }
+}
+
+/// Starts `span` (the request's, before it is first entered) as the OpenTelemetry span of
+/// `trace`: a child of the caller's span when the request came with one, with the request's
+/// own ids; the sampler's decision becomes the trace context's sampled flag.
+pub(crate) fn adopt(span: &tracing::Span, trace: &mut TraceContext) {
+    if !INSTALLED.load(Ordering::Acquire) || span.is_disabled() {
+        return;
+    }
+    let trace_id = trace::TraceId::from_bytes(trace.trace_id().to_bytes());
+    if let Some(parent) = trace.parent_span_id() {
+        let state = trace
+            .tracestate()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<TraceState>().ok())
+            .unwrap_or(TraceState::NONE);
+        let caller = SpanContext::new(
+            trace_id,
+            trace::SpanId::from_bytes(parent.to_bytes()),
+            if trace.sampled() {
+                TraceFlags::SAMPLED
+            } else {
+                TraceFlags::default()
+            },
+            true,
+            state,
+        );
+        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(caller));
+    }
+    NEXT.set(Some((
+        u128::from_be_bytes(trace.trace_id().to_bytes()),
+        u64::from_be_bytes(trace.span_id().to_bytes()),
+    )));
+    let started = span.context();
+    NEXT.set(None);
+    let otel = started.span();
+    let context = otel.span_context();
+    if context.is_valid() {
+        trace.set_sampled(context.is_sampled());
+    }
+}

@@ -1,0 +1,405 @@
+//! OpenTelemetry export against real OTLP receivers: a gRPC one built on `opentelemetry-proto`'s
+//! generated service definitions (tonic), and an HTTP/protobuf one decoding the same messages.
+//! The spans of a run carry the `traceparent` sent, the ids the request log wrote, the request
+//! IDs, OpenTelemetry's HTTP attributes and the configured resource; log events come with
+//! their request's trace; a collector that is down costs requests nothing and what is dropped
+//! is counted.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{connect, request, signal, start, wait_exit, write_config};
+use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
+    LogsService, LogsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+
+/// A span with its resource's attributes.
+type ResourceSpan = (Vec<KeyValue>, Span);
+
+/// What a receiver got: spans and log records with their resource's attributes, and the
+/// `authorization` header of each export.
+#[derive(Clone, Default)]
+struct Received {
+    spans: Arc<Mutex<Vec<ResourceSpan>>>,
+    logs: Arc<Mutex<Vec<LogRecord>>>,
+    authorization: Arc<Mutex<Vec<String>>>,
+}
+
+impl Received {
+    fn traces(&self, request: ExportTraceServiceRequest) {
+        for rs in request.resource_spans {
+            let resource = rs.resource.map(|r| r.attributes).unwrap_or_default();
+            for ss in rs.scope_spans {
+                for span in ss.spans {
+                    self.spans.lock().unwrap().push((resource.clone(), span));
+                }
+            }
+        }
+    }
+
+    fn log_records(&self, request: ExportLogsServiceRequest) {
+        for rl in request.resource_logs {
+            for sl in rl.scope_logs {
+                self.logs.lock().unwrap().extend(sl.log_records);
+            }
+        }
+    }
+
+    fn spans(&self) -> Vec<ResourceSpan> {
+        self.spans.lock().unwrap().clone()
+    }
+}
+
+#[tonic::async_trait]
+impl TraceService for Received {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        if let Some(v) = request.metadata().get("authorization") {
+            let v = v.to_str().unwrap_or_default().to_owned();
+            self.authorization.lock().unwrap().push(v);
+        }
+        self.traces(request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse {
+            partial_success: None,
+        }))
+    }
+}
+
+#[tonic::async_trait]
+impl LogsService for Received {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportLogsServiceRequest>,
+    ) -> Result<tonic::Response<ExportLogsServiceResponse>, tonic::Status> {
+        self.log_records(request.into_inner());
+        Ok(tonic::Response::new(ExportLogsServiceResponse {
+            partial_success: None,
+        }))
+    }
+}
+
+/// A runtime of the receiver's own, and a listener on 127.0.0.1.
+fn bound() -> (tokio::runtime::Runtime, tokio::net::TcpListener, SocketAddr) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    (runtime, listener, addr)
+}
+
+/// A gRPC OTLP receiver on 127.0.0.1, on a runtime of its own.
+fn grpc_receiver() -> (tokio::runtime::Runtime, SocketAddr, Received) {
+    let (runtime, listener, addr) = bound();
+    let received = Received::default();
+    let service = received.clone();
+    runtime.spawn(async move {
+        tonic::transport::Server::builder()
+            .add_service(TraceServiceServer::new(service.clone()))
+            .add_service(LogsServiceServer::new(service))
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
+            .await
+    });
+    (runtime, addr, received)
+}
+
+/// An HTTP/protobuf OTLP receiver (`POST /v1/traces`, `/v1/logs`) on 127.0.0.1.
+fn http_receiver() -> (tokio::runtime::Runtime, SocketAddr, Received) {
+    use axum::body::Bytes;
+    use axum::routing::post;
+    let (runtime, listener, addr) = bound();
+    let received = Received::default();
+    let (traces, logs) = (received.clone(), received.clone());
+    let app = axum::Router::new()
+        .route(
+            "/v1/traces",
+            post(
+                move |headers: axum::http::HeaderMap, body: Bytes| async move {
+                    assert_eq!(headers["content-type"], "application/x-protobuf");
+                    traces.traces(ExportTraceServiceRequest::decode(body).unwrap());
+                    ExportTraceServiceResponse::default().encode_to_vec()
+                },
+            ),
+        )
+        .route(
+            "/v1/logs",
+            post(move |body: Bytes| async move {
+                logs.log_records(ExportLogsServiceRequest::decode(body).unwrap());
+                ExportLogsServiceResponse::default().encode_to_vec()
+            }),
+        );
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    (runtime, addr, received)
+}
+
+fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+fn text<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a str> {
+    match attribute(attributes, key) {
+        Some(any_value::Value::StringValue(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The JSON lines of the request log at `path` once it has `count`.
+fn access_lines(path: &Path, count: usize) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.len() >= count || Instant::now() > deadline {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn config(dir: &Path, opentelemetry: &str) -> String {
+    format!(
+        "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
+         adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
+         requestId: {{enabled: true}}\n  traceContext: {{enabled: true}}\n  \
+         requestLog: {{appenders: [{{type: file, currentLogFilename: {}, archive: false, \
+         layout: {{type: access-json, includes: [requestUri, requestId, traceId, spanId]}}}}]}}\n\
+         logging: {{level: INFO, loggers: {{realtime: DEBUG}}, appenders: []}}\n\
+         opentelemetry: {opentelemetry}\n",
+        dir.join("access.json").display()
+    )
+}
+
+const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const UNSAMPLED: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
+
+/// Sends the run's three requests: a sampled caller's, a new trace's, an unsampled caller's.
+fn send(app: SocketAddr) {
+    let mut conn = connect(app);
+    for headers in [
+        vec![("traceparent", PARENT), ("X-Request-Id", "req-otlp-1")],
+        vec![],
+        vec![("traceparent", UNSAMPLED)],
+    ] {
+        let r = request(&mut conn, "GET", "/realtime/quotes/ACME", &headers, b"").unwrap();
+        assert_eq!(r.status, 200);
+    }
+}
+
+/// Catches: the caller's trace or span lost (another trace id, no parent), ids that differ
+/// from the request log's (a log line would lead nowhere), the request ID missing, the HTTP
+/// attributes or the span's name and kind wrong, an unsampled caller's trace exported, the
+/// resource or the headers ignored, log events exported without their request's trace, and
+/// spans still queued at SIGTERM lost.
+#[test]
+fn spans_and_logs_reach_a_grpc_collector_with_the_requests_ids() {
+    let (_runtime, addr, received) = grpc_receiver();
+    let dir = tempfile::tempdir().unwrap();
+    let otel = format!(
+        "{{enabled: true, endpoint: 'http://{addr}', serviceName: quotes, \
+         resourceAttributes: {{deployment.environment.name: test}}, \
+         headers: {{authorization: Bearer t0ken}}, timeout: 5s}}"
+    );
+    let mut service = start(&write_config(dir.path(), &config(dir.path(), &otel)));
+    send(service.app);
+    let access = access_lines(&dir.path().join("access.json"), 3);
+    signal(&service.child, "TERM");
+    assert!(wait_exit(&mut service.child).success());
+
+    let spans = received.spans();
+    let requests: Vec<&ResourceSpan> = spans
+        .iter()
+        .filter(|(_, s)| s.name.starts_with("GET "))
+        .collect();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the unsampled caller's is not exported: {spans:?}"
+    );
+    let (resource, child) = requests
+        .iter()
+        .find(|(_, s)| hex(&s.trace_id) == "4bf92f3577b34da6a3ce929d0e0e4736")
+        .expect("the caller's trace");
+    assert_eq!(hex(&child.parent_span_id), "00f067aa0ba902b7");
+    assert_eq!(access[0]["traceId"], hex(&child.trace_id));
+    assert_eq!(
+        access[0]["spanId"],
+        hex(&child.span_id),
+        "the request log's span id"
+    );
+    assert_eq!(access[0]["requestId"], "req-otlp-1");
+    assert_eq!(text(&child.attributes, "request.id"), Some("req-otlp-1"));
+    assert_eq!(child.name, "GET /realtime/quotes/{symbol}");
+    assert_eq!(
+        child.kind,
+        opentelemetry_proto::tonic::trace::v1::span::SpanKind::Server as i32
+    );
+    assert_eq!(
+        text(&child.attributes, "http.route"),
+        Some("/realtime/quotes/{symbol}")
+    );
+    assert_eq!(text(&child.attributes, "http.request.method"), Some("GET"));
+    assert_eq!(
+        text(&child.attributes, "url.path"),
+        Some("/realtime/quotes/ACME")
+    );
+    assert!(
+        matches!(
+            attribute(&child.attributes, "http.response.status_code"),
+            Some(any_value::Value::IntValue(200))
+        ),
+        "{:?}",
+        child.attributes
+    );
+    assert_eq!(text(resource, "service.name"), Some("quotes"));
+    assert_eq!(text(resource, "deployment.environment.name"), Some("test"));
+    // The new trace: the ids the request log wrote, and its generated request ID.
+    let (_, root) = requests
+        .iter()
+        .find(|(_, s)| s.parent_span_id.is_empty())
+        .expect("the new trace's span");
+    assert_eq!(access[1]["traceId"], hex(&root.trace_id));
+    assert_eq!(access[1]["spanId"], hex(&root.span_id));
+    assert_eq!(
+        text(&root.attributes, "request.id"),
+        access[1]["requestId"].as_str()
+    );
+    assert!(
+        received
+            .authorization
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|a| a == "Bearer t0ken"),
+        "headers"
+    );
+    // The handler's DEBUG event, with its request's trace and span.
+    let logs = received.logs.lock().unwrap().clone();
+    let quoted = logs
+        .iter()
+        .find(|l| hex(&l.trace_id) == "4bf92f3577b34da6a3ce929d0e0e4736")
+        .unwrap_or_else(|| panic!("no log record of the caller's trace: {logs:?}"));
+    assert_eq!(hex(&quoted.span_id), hex(&child.span_id));
+    assert!(
+        format!("{:?}", quoted.body).contains("quote requested"),
+        "{quoted:?}"
+    );
+}
+
+/// Catches: `protocol`, `sampling` or `logs` ignored (spans not POSTed as protobuf, a new trace
+/// recorded at sampling 0, log records sent with `logs: false`).
+#[test]
+fn http_protobuf_follows_sampling_and_sends_no_logs_when_told() {
+    let (_runtime, addr, received) = http_receiver();
+    let dir = tempfile::tempdir().unwrap();
+    let otel = format!(
+        "{{enabled: true, protocol: http/protobuf, endpoint: 'http://{addr}', sampling: 0.0, \
+         logs: false, timeout: 5s}}"
+    );
+    let mut service = start(&write_config(dir.path(), &config(dir.path(), &otel)));
+    send(service.app);
+    access_lines(&dir.path().join("access.json"), 3);
+    signal(&service.child, "TERM");
+    assert!(wait_exit(&mut service.child).success());
+    let spans = received.spans();
+    let traces: Vec<String> = spans.iter().map(|(_, s)| hex(&s.trace_id)).collect();
+    assert_eq!(
+        traces,
+        ["4bf92f3577b34da6a3ce929d0e0e4736"],
+        "only the sampled caller's trace, at sampling 0"
+    );
+    assert!(received.logs.lock().unwrap().is_empty(), "logs: false");
+}
+
+/// The admin port's metrics, as JSON.
+fn metrics(admin: SocketAddr) -> serde_json::Value {
+    let mut conn = connect(admin);
+    let r = request(&mut conn, "GET", "/metrics", &[], b"").unwrap();
+    serde_json::from_str(&r.body).unwrap()
+}
+
+/// Catches: requests held up by a collector that accepts connections and never answers, a
+/// queue that grows past `queueSize`, drops not counted, and an exit that waits past
+/// `timeout` for the collector.
+#[test]
+fn a_collector_that_never_answers_costs_requests_nothing_and_drops_are_counted() {
+    // Accepts connections, reads nothing, answers nothing.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    std::thread::spawn(move || {
+        for conn in silent.incoming().flatten() {
+            keep.lock().unwrap().push(conn);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let otel = format!("{{enabled: true, endpoint: 'http://{addr}', queueSize: 8, timeout: 1s}}");
+    let mut service = start(&write_config(dir.path(), &config(dir.path(), &otel)));
+    let mut conn = connect(service.app);
+    for i in 0..300 {
+        let r = request(&mut conn, "GET", "/realtime/quotes/ACME", &[], b"").unwrap();
+        assert_eq!(r.status, 200, "request {i}");
+    }
+    let gauges = metrics(service.admin);
+    let dropped = gauges["gauges"]["ferrowizard.opentelemetry.spans.dropped"]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{gauges}"));
+    // A queue of 8 and the batches taken for export (each held for the 1 s timeout) are all
+    // that is not dropped.
+    assert!(dropped >= 250.0, "{dropped} of 300 dropped");
+    let stopped = Instant::now();
+    signal(&service.child, "TERM");
+    assert!(wait_exit(&mut service.child).success());
+    // The export's shutdown waits for its timeout (1 s a signal), not the default 10 s.
+    assert!(
+        stopped.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        stopped.elapsed()
+    );
+}
+
+/// Catches: `enabled` without the spans it exports (no trace context) accepted and ignored.
+#[test]
+fn export_without_trace_context_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = config(dir.path(), "{enabled: true}").replace(
+        "traceContext: {enabled: true}",
+        "traceContext: {enabled: false}",
+    );
+    let (status, stderr) = common::fail_to_start(&write_config(dir.path(), &text));
+    assert!(!status.success());
+    assert!(
+        stderr.contains("opentelemetry.enabled needs server.traceContext.enabled: true"),
+        "{stderr}"
+    );
+}
