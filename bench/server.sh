@@ -27,6 +27,11 @@
 # of `realtime` (build it from the commit to compare, copy the binary out of target/), so that
 # two builds are compared in alternate rounds against the same bare.
 #
+#   SET="server.traceContext.enabled=true" OTHER_SET="..." bench/server.sh
+#
+# passes each KEY=VALUE of SET as `--set` to the ferrowizard settings (production, quiet,
+# no-request-log), and those of OTHER_SET to other-production: a key measured on and off.
+#
 #   MODE=instructions bench/server.sh     (SETTINGS as above; rounds and seconds unused)
 #
 # counts instead the user-space instructions the server executes per request, every thread,
@@ -171,9 +176,11 @@ measure() {
       # file as a server's would be.
       start "$1" "$(server "$1")" server examples/realtime/config/before.yaml --set http.port=0 --set http.adminPort=0 --set http.bindHost=127.0.0.1 ;;
     production | no-request-log | quiet | other-production)
-      local config=${1#other-}
+      local config=${1#other-} list=${SET:-} sets=()
+      [ "$1" = other-production ] && list=${OTHER_SET:-}
+      for kv in $list; do sets+=(--set "$kv"); done
       rm -rf "${work:?}/$config"
-      start "$1" "$(server "$1")" server "$work/$config.yaml" ;;
+      start "$1" "$(server "$1")" server "$work/$config.yaml" "${sets[@]}" ;;
     *)
       echo "unknown setting $1"; exit 2 ;;
   esac

@@ -43,6 +43,10 @@ use crate::trace::TraceContext;
 /// Whether an export is installed: the observe stage hands spans to it only then.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
+/// The share of new traces recorded (`opentelemetry.sampling`), for [`sampled`]: set by the
+/// process's first export (a process serves one configuration).
+static RATIO: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+
 /// A running export: its runtime, its providers and its drop counters.
 pub(crate) struct Export {
     runtime: Option<tokio::runtime::Runtime>,
@@ -164,6 +168,7 @@ impl Export {
             None
         };
         drop(_entered);
+        let _ = RATIO.set(factory.sampling);
         INSTALLED.store(true, Ordering::Release);
         Ok(Export {
             runtime: Some(runtime),
@@ -473,6 +478,32 @@ impl IdGenerator for ObservedIds {
             None => RandomIdGenerator::default().new_span_id(),
         }
     }
+}
+
+/// Whether the export records `trace` (`None`: no export is installed): a caller's sampled
+/// flag, else the SDK's ratio sampler's decision on its trace id, the one the tracer makes
+/// when the span starts. Decided before the span is created, so that a request not recorded
+/// costs no OpenTelemetry span at all.
+pub(crate) fn sampled(trace: &TraceContext) -> Option<bool> {
+    use opentelemetry_sdk::trace::{SamplingDecision, ShouldSample};
+    if !INSTALLED.load(Ordering::Acquire) {
+        return None;
+    }
+    if trace.parent_span_id().is_some() {
+        return Some(trace.sampled());
+    }
+    let ratio = RATIO.get().copied().unwrap_or(1.0);
+    let decision = Sampler::TraceIdRatioBased(ratio)
+        .should_sample(
+            None,
+            trace::TraceId::from_bytes(trace.trace_id().to_bytes()),
+            "http.server.request",
+            &trace::SpanKind::Server,
+            &[],
+            &[],
+        )
+        .decision;
+    Some(decision == SamplingDecision::RecordAndSample)
 }
 
 /// Starts `span` (the request's, before it is first entered) as the OpenTelemetry span of

@@ -161,6 +161,15 @@ impl Observation {
         let Some(trace) = &mut self.trace else {
             return;
         };
+        // With an export, a request it does not record gets no span: the span is for the
+        // exporter, and the ids and the sampled flag are all the rest needs.
+        #[cfg(feature = "otlp")]
+        if let Some(sampled) = crate::otlp::sampled(trace) {
+            trace.set_sampled(sampled);
+            if !sampled {
+                return;
+            }
+        }
         self.span = request_span(req, route);
         if let Some((_, id)) = &self.request_id
             && !self.span.is_disabled()
