@@ -199,17 +199,26 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
                     return ExitCode::FAILURE;
                 }
             };
-            let registry = tracing_subscriber::registry().with(layer);
             #[cfg(feature = "otlp")]
             let installed = match &export {
+                // The requests' spans exist whatever the logging levels say: they are the
+                // exporter's.
                 Some(export) => logging.install(
-                    registry.with(export.layer()),
+                    tracing_subscriber::registry()
+                        .with(layer.keep_spans(crate::server::REQUEST_SPAN_TARGET))
+                        .with(export.layer()),
                     std::time::Duration::from_secs(5),
                 ),
-                None => logging.install(registry, std::time::Duration::from_secs(5)),
+                None => logging.install(
+                    tracing_subscriber::registry().with(layer),
+                    std::time::Duration::from_secs(5),
+                ),
             };
             #[cfg(not(feature = "otlp"))]
-            let installed = logging.install(registry, std::time::Duration::from_secs(5));
+            let installed = logging.install(
+                tracing_subscriber::registry().with(layer),
+                std::time::Duration::from_secs(5),
+            );
             match installed {
                 Ok(g) => Some(g),
                 Err(e) => {

@@ -43,17 +43,25 @@ use crate::trace::TraceContext;
 /// Whether an export is installed: the observe stage hands spans to it only then.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
-/// The share of new traces recorded (`opentelemetry.sampling`), for [`sampled`]: set by the
-/// process's first export (a process serves one configuration).
-static RATIO: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+/// The share of new traces recorded (`opentelemetry.sampling`, an `f64`'s bits), for
+/// [`sampled`]: the installed export's.
+static RATIO: AtomicU64 = AtomicU64::new(0);
 
 /// A running export: its runtime, its providers and its drop counters.
+/// Its fields drop in order: the providers (which export what is queued) before the runtime
+/// their exporters run on.
 pub(crate) struct Export {
-    runtime: Option<tokio::runtime::Runtime>,
     tracer: SdkTracerProvider,
     logger: Option<SdkLoggerProvider>,
     dropped_spans: Arc<AtomicU64>,
     dropped_logs: Arc<AtomicU64>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Export {
+    fn drop(&mut self) {
+        INSTALLED.store(false, Ordering::Release);
+    }
 }
 
 /// Why the export could not start.
@@ -168,14 +176,14 @@ impl Export {
             None
         };
         drop(_entered);
-        let _ = RATIO.set(factory.sampling);
+        RATIO.store(factory.sampling.to_bits(), Ordering::Release);
         INSTALLED.store(true, Ordering::Release);
         Ok(Export {
-            runtime: Some(runtime),
             tracer,
             logger,
             dropped_spans,
             dropped_logs,
+            runtime: Some(runtime),
         })
     }
 
@@ -492,7 +500,7 @@ pub(crate) fn sampled(trace: &TraceContext) -> Option<bool> {
     if trace.parent_span_id().is_some() {
         return Some(trace.sampled());
     }
-    let ratio = RATIO.get().copied().unwrap_or(1.0);
+    let ratio = f64::from_bits(RATIO.load(Ordering::Acquire));
     let decision = Sampler::TraceIdRatioBased(ratio)
         .should_sample(
             None,
@@ -506,11 +514,39 @@ pub(crate) fn sampled(trace: &TraceContext) -> Option<bool> {
     Some(decision == SamplingDecision::RecordAndSample)
 }
 
+/// The OpenTelemetry context of a request the export does not record: its trace and span
+/// as a remote, unsampled parent, current while the request is handled, so that the spans
+/// made inside it (a client's, `#[instrument]`'s) are children the sampler drops, not roots
+/// of traces of their own, and its log records keep its ids.
+pub(crate) fn unsampled(trace: &TraceContext) -> opentelemetry::Context {
+    opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
+        trace::TraceId::from_bytes(trace.trace_id().to_bytes()),
+        trace::SpanId::from_bytes(trace.span_id().to_bytes()),
+        TraceFlags::default(),
+        true,
+        TraceState::NONE,
+    ))
+}
+
+/// Names the started span of a request whose route a merged router found after it started
+/// (tracing-opentelemetry takes `otel.name` only before).
+pub(crate) fn rename(span: &tracing::Span, name: String) {
+    if INSTALLED.load(Ordering::Acquire) && !span.is_disabled() {
+        span.context().span().update_name(name);
+    }
+}
+
 /// Starts `span` (the request's, before it is first entered) as the OpenTelemetry span of
 /// `trace`: a child of the caller's span when the request came with one, with the request's
 /// own ids; the sampler's decision becomes the trace context's sampled flag.
 pub(crate) fn adopt(span: &tracing::Span, trace: &mut TraceContext) {
-    if !INSTALLED.load(Ordering::Acquire) || span.is_disabled() {
+    if !INSTALLED.load(Ordering::Acquire) {
+        return;
+    }
+    if span.is_disabled() {
+        // No span to record (a subscriber without the export's layer): the next service
+        // must not expect one.
+        trace.set_sampled(false);
         return;
     }
     let trace_id = trace::TraceId::from_bytes(trace.trace_id().to_bytes());

@@ -329,9 +329,13 @@ fn tracestate(headers: &HeaderMap) -> Option<HeaderValue> {
             }
             length += member.len() + 1;
             members.push(member);
+            // Bounded before the next member's repeat check: a long header costs no more.
+            if members.len() > MAX_MEMBERS || length > MAX_TRACESTATE {
+                return None;
+            }
         }
     }
-    if members.is_empty() || members.len() > MAX_MEMBERS || length > MAX_TRACESTATE {
+    if members.is_empty() {
         return None;
     }
     HeaderValue::from_str(&members.join(",")).ok()
@@ -373,7 +377,8 @@ impl IntoResponse for TraceContextOff {
     fn into_response(self) -> Response {
         (
             StatusCode::INTERNAL_SERVER_ERROR,
-            "TraceContext needs server.traceContext.enabled: true",
+            "no trace context: server.traceContext.enabled is false, or the extractor ran \
+             outside the request's task",
         )
             .into_response()
     }

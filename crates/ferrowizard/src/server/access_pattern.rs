@@ -4,7 +4,9 @@
 //!
 //! DropWizard's default line is
 //! `%h %l %u [%t{dd/MMM/yyyy:HH:mm:ss Z}] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D`
-//! (the request log's own format when `logFormat` is not given). An unknown conversion word
+//! (the request log's own format when `logFormat` is not given). `%b` writes `-` for an
+//! empty body, as Jetty's NCSA line and Apache's `%b` do (logback-access writes `0`; `%B`
+//! does here). An unknown conversion word
 //! is an error with its position; each line ends with one line separator (a final `%n` is
 //! that separator).
 
@@ -62,7 +64,7 @@ enum Word {
     BytesZero,
     /// `%D`: milliseconds taken.
     Millis,
-    /// `%T`: seconds taken, with three decimals.
+    /// `%T`: whole seconds taken (logback-access's).
     Seconds,
     /// `%i{name}`: a request header (`-` when absent).
     RequestHeader(HeaderName),
@@ -279,15 +281,7 @@ fn write_word(word: &Word, out: &mut Text, line: &Line<'_>) {
         Word::Bytes if bytes == 0 => out.push('-'),
         Word::Bytes | Word::BytesZero => number(out, bytes),
         Word::Millis => out.push_str(itoa::Buffer::new().format(took_ms)),
-        Word::Seconds => {
-            // Milliseconds as seconds with three decimals, without floating point.
-            out.push_str(itoa::Buffer::new().format(took_ms / 1000));
-            out.push('.');
-            let ms = (took_ms % 1000) as u16;
-            for digit in [ms / 100, ms / 10 % 10, ms % 10] {
-                out.push(char::from(b'0' + digit as u8));
-            }
-        }
+        Word::Seconds => out.push_str(itoa::Buffer::new().format(took_ms / 1000)),
         Word::RequestHeader(name) => {
             let value = if name == http::header::REFERER {
                 e.referer()

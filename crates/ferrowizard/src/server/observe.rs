@@ -18,6 +18,9 @@ use tracing::field::Empty;
 
 use crate::trace::TraceContext;
 
+/// The target of the requests' spans.
+pub(crate) const REQUEST_SPAN_TARGET: &str = "ferrowizard::server::request";
+
 /// The logging context's key of the trace id (also access-json's field).
 pub(crate) const TRACE_ID: &str = "traceId";
 /// The logging context's key of the request's span id (also access-json's field).
@@ -41,6 +44,10 @@ pub(crate) struct Observation {
     trace: Option<TraceContext>,
     /// The request's span (`Span::none()` when traces are off or no subscriber wants it).
     span: Span,
+    /// With an export, the OpenTelemetry context of a request it does not record (see
+    /// `otlp::unsampled`), current while the request is handled.
+    #[cfg(feature = "otlp")]
+    unsampled: Option<opentelemetry::Context>,
 }
 
 /// A request's trace and span ids, as access-json writes them.
@@ -89,6 +96,8 @@ impl Observe {
             request_id,
             trace,
             span: Span::none(),
+            #[cfg(feature = "otlp")]
+            unsampled: None,
         }))
     }
 }
@@ -111,7 +120,7 @@ impl std::fmt::Display for SpanName<'_> {
 /// status is recorded when the response is ready.
 fn request_span<B>(req: &Request<B>, route: Option<&str>) -> Span {
     let span = tracing::info_span!(
-        target: "ferrowizard::server::request",
+        target: REQUEST_SPAN_TARGET,
         "http.server.request",
         otel.name = %SpanName(req.method(), route),
         otel.kind = "server",
@@ -149,6 +158,8 @@ fn protocol(version: http::Version) -> &'static str {
 impl Observation {
     /// Runs `f` (a stage's step) with the request's logging context in place, inside its span.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        #[cfg(feature = "otlp")]
+        let _unsampled = self.unsampled.as_ref().map(|cx| cx.clone().attach());
         match &self.trace {
             Some(trace) => self.span.in_scope(|| trace.scope(|| self.context.scope(f))),
             None => self.context.scope(f),
@@ -167,6 +178,7 @@ impl Observation {
         if let Some(sampled) = crate::otlp::sampled(trace) {
             trace.set_sampled(sampled);
             if !sampled {
+                self.unsampled = Some(crate::otlp::unsampled(trace));
                 return;
             }
         }
@@ -184,8 +196,12 @@ impl Observation {
     }
 
     /// The route of a merged router, found by its route layer: the span's `http.route`.
-    pub(crate) fn routed(&self, template: &str) {
+    pub(crate) fn routed(&self, method: &Method, template: &str) {
         self.span.record("http.route", template);
+        #[cfg(feature = "otlp")]
+        crate::otlp::rename(&self.span, SpanName(method, Some(template)).to_string());
+        #[cfg(not(feature = "otlp"))]
+        let _ = method;
     }
 
     /// The request's ID, for the request log.

@@ -85,7 +85,9 @@ pub async fn json_lines(path: &Path, count: usize) -> Vec<serde_json::Value> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let text = std::fs::read_to_string(path).unwrap_or_default();
-        let lines: Vec<serde_json::Value> = text
+        // Only whole lines: the last one may be half written.
+        let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+        let lines: Vec<serde_json::Value> = whole
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
