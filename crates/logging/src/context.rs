@@ -30,7 +30,8 @@ pub struct Context {
 }
 
 /// A value: up to 32 bytes inline (a request ID of 128 bits in hex, a trace id), so that
-/// a request's context takes no allocation; longer ones on the heap.
+/// a request's context takes no allocation; longer ones on the heap. By hand: the small-string
+/// crates inline at most 24 bytes (`compact_str`, `smol_str`), and these ids are 32.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Value {
     Inline { len: u8, bytes: [u8; 32] },
