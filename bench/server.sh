@@ -39,7 +39,8 @@
 # wrk -t1 -c8 -d8s. Slow (~50x) but nearly free of this machine's noise: the same build gives
 # counts within ~1 % of each other (what the threads do while idle varies), where req/s moves
 # by 10 % from one round to the next. It leaves out the kernel's share (about half of a
-# request's CPU here) and waiting.
+# request's CPU here) and waiting. KEEP=DIR keeps each setting's callgrind profile there
+# (callgrind-SETTING, for callgrind_annotate --inclusive=yes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -155,6 +156,7 @@ count() {
   callgrind_control -d "$pid" >/dev/null
   dump=$(ls -t "$work"/callgrind.*.1 | head -n 1)
   echo "$(callgrind_annotate "$dump" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}') / $(awk '/requests in/ {print $1}' <<< "$out")" | bc >> "$work/ir-$1"
+  [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$dump" "$KEEP/callgrind-$1"; }
   rm -f "$work"/callgrind.*
 }
 

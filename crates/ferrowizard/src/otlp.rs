@@ -7,14 +7,16 @@
 //! what does not fit is dropped and counted ([`Export::dropped_spans`]): a collector that is
 //! down or slow never makes a request wait.
 //!
-//! The ids of an exported span are the ones the observe stage gave the request (its
-//! `traceId`/`spanId` in the logging context, the `traceparent` handlers pass on):
-//! [`adopt`] hands them to the SDK's id generator when the span starts.
+//! A request's own span is the SDK's, started by the observe stage ([`start`]) with the ids
+//! it gave the request (its `traceId`/`spanId` in the logging context, the `traceparent`
+//! handlers pass on); the spans made while it is handled come through
+//! `tracing-opentelemetry`, as its children. Events logged while a request is handled are
+//! exported as log records of its trace and span (`logs`), not as span events.
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -30,10 +32,9 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::logs::{LogBatch, LogProcessor, SdkLogRecord, SdkLoggerProvider};
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, IdGenerator, RandomIdGenerator, Sampler,
+    BatchConfigBuilder, BatchSpanProcessor, IdGenerator, RandomIdGenerator, Sampler, SdkTracer,
     SdkTracerProvider, SpanData, SpanProcessor,
 };
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
@@ -42,6 +43,9 @@ use crate::trace::TraceContext;
 
 /// Whether an export is installed: the observe stage hands spans to it only then.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// The installed export's tracer, for the requests' spans ([`start`]).
+static TRACER: RwLock<Option<SdkTracer>> = RwLock::new(None);
 
 /// The share of new traces recorded (`opentelemetry.sampling`, an `f64`'s bits), for
 /// [`sampled`]: the installed export's.
@@ -60,8 +64,14 @@ pub(crate) struct Export {
 
 impl Drop for Export {
     fn drop(&mut self) {
-        INSTALLED.store(false, Ordering::Release);
+        uninstall();
     }
+}
+
+/// Stops handing requests to the export.
+fn uninstall() {
+    INSTALLED.store(false, Ordering::Release);
+    *TRACER.write().unwrap_or_else(PoisonError::into_inner) = None;
 }
 
 /// Why the export could not start.
@@ -177,6 +187,8 @@ impl Export {
         };
         drop(_entered);
         RATIO.store(factory.sampling.to_bits(), Ordering::Release);
+        *TRACER.write().unwrap_or_else(PoisonError::into_inner) =
+            Some(tracer.tracer("ferrowizard"));
         INSTALLED.store(true, Ordering::Release);
         Ok(Export {
             tracer,
@@ -229,7 +241,7 @@ impl Export {
     /// Exports what is queued (waiting at most the exporters' timeouts) and stops. Blocks:
     /// call it outside any runtime's worker.
     pub(crate) fn shutdown(mut self) {
-        INSTALLED.store(false, Ordering::Release);
+        uninstall();
         let _ = self.tracer.shutdown();
         if let Some(logger) = &self.logger {
             let _ = logger.shutdown();
@@ -464,11 +476,11 @@ impl<P: LogProcessor> LogProcessor for Bounded<P> {
 }
 
 thread_local! {
-    /// The ids [`adopt`] hands to the span it starts.
+    /// The ids [`start`] hands to the span it starts.
     static NEXT: Cell<Option<(u128, u64)>> = const { Cell::new(None) };
 }
 
-/// The SDK's ids for a span [`adopt`] starts: the observe stage's; random ones otherwise.
+/// The SDK's ids for a span [`start`] starts: the observe stage's; random ones otherwise.
 #[derive(Debug)]
 struct ObservedIds;
 
@@ -488,37 +500,151 @@ impl IdGenerator for ObservedIds {
     }
 }
 
-/// Whether the export records `trace` (`None`: no export is installed): a caller's sampled
-/// flag, else the SDK's ratio sampler's decision on its trace id, the one the tracer makes
-/// when the span starts. Decided before the span is created, so that a request not recorded
-/// costs no OpenTelemetry span at all.
-pub(crate) fn sampled(trace: &TraceContext) -> Option<bool> {
+/// What a request's span says of it, by OpenTelemetry's HTTP server semantic conventions,
+/// as the observe stage found it.
+pub(crate) struct ServerSpan<'a> {
+    /// The method and, when known, the route (`GET /quotes/{id}`).
+    pub(crate) name: String,
+    pub(crate) method: &'a http::Method,
+    pub(crate) route: Option<&'a str>,
+    pub(crate) path: &'a str,
+    pub(crate) query: Option<&'a str>,
+    /// `network.protocol.version`.
+    pub(crate) version: &'static str,
+    pub(crate) client: Option<std::net::IpAddr>,
+    pub(crate) request_id: Option<&'a str>,
+}
+
+/// `http.request.method`: the method's name when the conventions know it (without an
+/// allocation), else `_OTHER` and the name as `http.request.method_original`.
+fn method(method: &http::Method, attributes: &mut Vec<KeyValue>) {
+    use http::Method;
+    let known = [
+        Method::GET,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::HEAD,
+        Method::OPTIONS,
+        Method::PATCH,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    const NAMES: [&str; 9] = [
+        "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE",
+    ];
+    match known.iter().position(|m| m == method) {
+        Some(i) => attributes.push(KeyValue::new("http.request.method", NAMES[i])),
+        None => {
+            attributes.push(KeyValue::new("http.request.method", "_OTHER"));
+            attributes.push(KeyValue::new(
+                "http.request.method_original",
+                method.as_str().to_owned(),
+            ));
+        }
+    }
+}
+
+/// Starts the OpenTelemetry side of a request handled with trace context: `None` when no
+/// export is installed; else the OpenTelemetry context to make current while the request is
+/// handled. The export records the request when its caller's sampled flag says so, else by
+/// the SDK's ratio sampler on its trace id (the decision the tracer makes again, and agrees
+/// with); the decision becomes the trace context's sampled flag.
+///
+/// A recorded request gets its span from the SDK directly (no `tracing` span: the span is for
+/// the exporter, and a `tracing` span, its layers and their visitors would cost the request
+/// several times as much), with the request's own ids and `span`'s attributes, built only
+/// then. The spans made inside the request (a client's, `#[instrument]`'s) are its children
+/// through the current context, and its log records carry its ids. A request not recorded
+/// gets its trace and span as a remote, unsampled parent, so that the spans made inside it
+/// are children the sampler drops, not roots of traces of their own, and its log records
+/// keep its ids.
+pub(crate) fn start<'a>(
+    trace: &mut TraceContext,
+    span: impl FnOnce() -> ServerSpan<'a>,
+) -> Option<opentelemetry::Context> {
+    use opentelemetry::trace::Tracer as _;
     use opentelemetry_sdk::trace::{SamplingDecision, ShouldSample};
     if !INSTALLED.load(Ordering::Acquire) {
         return None;
     }
-    if trace.parent_span_id().is_some() {
-        return Some(trace.sampled());
+    let trace_id = trace::TraceId::from_bytes(trace.trace_id().to_bytes());
+    let sampled = match trace.parent_span_id() {
+        Some(_) => trace.sampled(),
+        None => {
+            let ratio = f64::from_bits(RATIO.load(Ordering::Acquire));
+            Sampler::TraceIdRatioBased(ratio)
+                .should_sample(
+                    None,
+                    trace_id,
+                    "http.server.request",
+                    &trace::SpanKind::Server,
+                    &[],
+                    &[],
+                )
+                .decision
+                == SamplingDecision::RecordAndSample
+        }
+    };
+    trace.set_sampled(sampled);
+    let tracer = TRACER.read().unwrap_or_else(PoisonError::into_inner);
+    let Some(tracer) = tracer.as_ref().filter(|_| sampled) else {
+        trace.set_sampled(false);
+        return Some(unsampled(trace));
+    };
+    let span = span();
+    let parent = match trace.parent_span_id() {
+        Some(parent) => {
+            let state = trace
+                .tracestate()
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<TraceState>().ok())
+                .unwrap_or(TraceState::NONE);
+            opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
+                trace_id,
+                trace::SpanId::from_bytes(parent.to_bytes()),
+                TraceFlags::SAMPLED,
+                true,
+                state,
+            ))
+        }
+        None => opentelemetry::Context::new(),
+    };
+    let mut attributes = Vec::with_capacity(9);
+    method(span.method, &mut attributes);
+    if let Some(route) = span.route {
+        attributes.push(KeyValue::new("http.route", route.to_owned()));
     }
-    let ratio = f64::from_bits(RATIO.load(Ordering::Acquire));
-    let decision = Sampler::TraceIdRatioBased(ratio)
-        .should_sample(
-            None,
-            trace::TraceId::from_bytes(trace.trace_id().to_bytes()),
-            "http.server.request",
-            &trace::SpanKind::Server,
-            &[],
-            &[],
-        )
-        .decision;
-    Some(decision == SamplingDecision::RecordAndSample)
+    attributes.push(KeyValue::new("url.path", span.path.to_owned()));
+    if let Some(query) = span.query {
+        attributes.push(KeyValue::new("url.query", query.to_owned()));
+    }
+    attributes.push(KeyValue::new("network.protocol.version", span.version));
+    if let Some(client) = span.client {
+        attributes.push(KeyValue::new("client.address", client.to_string()));
+    }
+    if let Some(id) = span.request_id {
+        attributes.push(KeyValue::new("request.id", id.to_owned()));
+    }
+    NEXT.set(Some((
+        u128::from_be_bytes(trace.trace_id().to_bytes()),
+        u64::from_be_bytes(trace.span_id().to_bytes()),
+    )));
+    let started = tracer
+        .span_builder(span.name)
+        .with_kind(trace::SpanKind::Server)
+        .with_attributes(attributes)
+        .start_with_context(tracer, &parent);
+    NEXT.set(None);
+    let context = opentelemetry::trace::Span::span_context(&started);
+    if context.is_valid() {
+        trace.set_sampled(context.is_sampled());
+    }
+    Some(parent.with_span(started))
 }
 
-/// The OpenTelemetry context of a request the export does not record: its trace and span
-/// as a remote, unsampled parent, current while the request is handled, so that the spans
-/// made inside it (a client's, `#[instrument]`'s) are children the sampler drops, not roots
-/// of traces of their own, and its log records keep its ids.
-pub(crate) fn unsampled(trace: &TraceContext) -> opentelemetry::Context {
+/// The context of a request the export does not record (see [`start`]).
+fn unsampled(trace: &TraceContext) -> opentelemetry::Context {
     opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
         trace::TraceId::from_bytes(trace.trace_id().to_bytes()),
         trace::SpanId::from_bytes(trace.span_id().to_bytes()),
@@ -528,56 +654,27 @@ pub(crate) fn unsampled(trace: &TraceContext) -> opentelemetry::Context {
     ))
 }
 
-/// Names the started span of a request whose route a merged router found after it started
-/// (tracing-opentelemetry takes `otel.name` only before).
-pub(crate) fn rename(span: &tracing::Span, name: String) {
-    if INSTALLED.load(Ordering::Acquire) && !span.is_disabled() {
-        span.context().span().update_name(name);
+/// Names a request's span by the route a merged router found after it started.
+pub(crate) fn routed(context: &opentelemetry::Context, name: String, route: &str) {
+    let span = context.span();
+    if span.is_recording() {
+        span.update_name(name);
+        span.set_attribute(KeyValue::new("http.route", route.to_owned()));
     }
 }
 
-/// Starts `span` (the request's, before it is first entered) as the OpenTelemetry span of
-/// `trace`: a child of the caller's span when the request came with one, with the request's
-/// own ids; the sampler's decision becomes the trace context's sampled flag.
-pub(crate) fn adopt(span: &tracing::Span, trace: &mut TraceContext) {
-    if !INSTALLED.load(Ordering::Acquire) {
-        return;
-    }
-    if span.is_disabled() {
-        // No span to record (a subscriber without the export's layer): the next service
-        // must not expect one.
-        trace.set_sampled(false);
-        return;
-    }
-    let trace_id = trace::TraceId::from_bytes(trace.trace_id().to_bytes());
-    if let Some(parent) = trace.parent_span_id() {
-        let state = trace
-            .tracestate()
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<TraceState>().ok())
-            .unwrap_or(TraceState::NONE);
-        let caller = SpanContext::new(
-            trace_id,
-            trace::SpanId::from_bytes(parent.to_bytes()),
-            if trace.sampled() {
-                TraceFlags::SAMPLED
-            } else {
-                TraceFlags::default()
-            },
-            true,
-            state,
-        );
-        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(caller));
-    }
-    NEXT.set(Some((
-        u128::from_be_bytes(trace.trace_id().to_bytes()),
-        u64::from_be_bytes(trace.span_id().to_bytes()),
-    )));
-    let started = span.context();
-    NEXT.set(None);
-    let otel = started.span();
-    let context = otel.span_context();
-    if context.is_valid() {
-        trace.set_sampled(context.is_sampled());
+/// Ends a request's span with its response's status (an error from 500 on, as the
+/// conventions say of a server's span).
+pub(crate) fn end(context: &opentelemetry::Context, status: u16) {
+    let span = context.span();
+    if span.is_recording() {
+        span.set_attribute(KeyValue::new(
+            "http.response.status_code",
+            i64::from(status),
+        ));
+        if status >= 500 {
+            span.set_status(trace::Status::error(""));
+        }
+        span.end();
     }
 }

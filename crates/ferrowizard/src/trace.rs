@@ -29,7 +29,7 @@ use std::fmt;
 use axum::extract::FromRequestParts;
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
 /// The longest `tracestate` propagated, in bytes: W3C asks to propagate at least 512, and
 /// 32 members of the usual size fit well within this.
@@ -37,6 +37,10 @@ const MAX_TRACESTATE: usize = 4096;
 
 /// The most list members a `tracestate` may have (W3C).
 const MAX_MEMBERS: usize = 32;
+
+/// The headers' names, built once: a name given as text is parsed at every lookup.
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// A trace's id: 16 bytes, never all zeros; shown as 32 lowercase hex digits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,8 +69,15 @@ impl TraceId {
         self.0.to_be_bytes()
     }
 
+    /// A random id: fastrand's whole range, drawn again on the one value W3C forbids (a
+    /// ranged draw costs a multiplication and a rejection test every time).
     fn random() -> TraceId {
-        TraceId(fastrand::u128(1..))
+        loop {
+            let id = fastrand::u128(..);
+            if id != 0 {
+                return TraceId(id);
+            }
+        }
     }
 }
 
@@ -87,18 +98,37 @@ impl SpanId {
         self.0.to_be_bytes()
     }
 
+    /// A random id, as [`TraceId`]'s.
     fn random() -> SpanId {
-        SpanId(fastrand::u64(1..))
+        loop {
+            let id = fastrand::u64(..);
+            if id != 0 {
+                return SpanId(id);
+            }
+        }
     }
 }
 
-/// The low `N * 4` bits of `n` as `N` lowercase hex digits. By hand: the ids of every traced
-/// request are written this way, and the formatting machinery takes several times as long.
-pub(crate) fn hex<const N: usize>(n: u128) -> [u8; N] {
+/// Each byte's two lowercase hex digits.
+const HEX_PAIRS: [[u8; 2]; 256] = {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut pairs = [[0; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        pairs[i] = [DIGITS[i >> 4], DIGITS[i & 0xf]];
+        i += 1;
+    }
+    pairs
+};
+
+/// The low `N / 2` bytes of `n` as `N` lowercase hex digits (`N` even, at most 32). By
+/// hand, a byte at a time from a table: the ids of every traced request are written this
+/// way, and the formatting machinery takes several times as long.
+pub(crate) fn hex<const N: usize>(n: u128) -> [u8; N] {
+    let bytes = n.to_be_bytes();
     let mut out = [b'0'; N];
-    for (i, digit) in out.iter_mut().rev().enumerate() {
-        *digit = DIGITS[((n >> (4 * i)) & 0xf) as usize];
+    for (pair, byte) in out.chunks_exact_mut(2).zip(&bytes[16 - N / 2..]) {
+        pair.copy_from_slice(&HEX_PAIRS[usize::from(*byte)]);
     }
     out
 }
@@ -264,7 +294,7 @@ impl TraceContext {
 /// The trace, the caller's span and the sampled flag of a well-formed `traceparent` (exactly
 /// one such header).
 fn parent(headers: &HeaderMap) -> Option<(TraceId, SpanId, bool)> {
-    let mut all = headers.get_all("traceparent").iter();
+    let mut all = headers.get_all(TRACEPARENT).iter();
     let value = all.next()?;
     if all.next().is_some() {
         return None;
@@ -311,7 +341,7 @@ fn parse_hex(digits: &[u8]) -> Option<u64> {
 fn tracestate(headers: &HeaderMap) -> Option<HeaderValue> {
     let mut members: Vec<&str> = Vec::new();
     let mut length = 0;
-    for value in headers.get_all("tracestate") {
+    for value in headers.get_all(TRACESTATE) {
         let value = value.to_str().ok()?;
         for member in value.split(',') {
             let member = member.trim_matches([' ', '\t']);
@@ -408,6 +438,15 @@ mod tests {
     }
 
     const VALID: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn hex_writes_every_digit_in_order() {
+        let n = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210_u128;
+        assert_eq!(&hex::<32>(n), b"0123456789abcdeffedcba9876543210");
+        assert_eq!(&hex::<16>(n), b"fedcba9876543210");
+        assert_eq!(&hex::<2>(0xa5), b"a5");
+        assert_eq!(&hex::<4>(0), b"0000");
+    }
 
     #[test]
     fn a_well_formed_traceparent_makes_a_child_and_anything_else_a_new_root() {

@@ -42,12 +42,13 @@ pub(crate) struct Observation {
     request_id: Option<(HeaderName, HeaderValue)>,
     /// Its trace context, current while the route and handle stages run.
     trace: Option<TraceContext>,
-    /// The request's span (`Span::none()` when traces are off or no subscriber wants it).
+    /// The request's span (`Span::none()` when traces are off, no subscriber wants it, or
+    /// an export makes its own).
     span: Span,
-    /// With an export, the OpenTelemetry context of a request it does not record (see
-    /// `otlp::unsampled`), current while the request is handled.
+    /// With an export, the request's OpenTelemetry context (see `otlp::start`), current while
+    /// the request is handled.
     #[cfg(feature = "otlp")]
-    unsampled: Option<opentelemetry::Context>,
+    otel: Option<opentelemetry::Context>,
 }
 
 /// A request's trace and span ids, as access-json writes them.
@@ -97,7 +98,7 @@ impl Observe {
             trace,
             span: Span::none(),
             #[cfg(feature = "otlp")]
-            unsampled: None,
+            otel: None,
         }))
     }
 }
@@ -135,13 +136,18 @@ fn request_span<B>(req: &Request<B>, route: Option<&str>) -> Span {
         request.id = Empty,
     );
     if !span.is_disabled()
-        && let Some(client) = req
-            .extensions()
-            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        && let Some(client) = client(req)
     {
-        span.record("client.address", tracing::field::display(client.0.ip()));
+        span.record("client.address", tracing::field::display(client));
     }
     span
+}
+
+/// `client.address`: the peer's address, when the connection's is known.
+fn client<B>(req: &Request<B>) -> Option<std::net::IpAddr> {
+    req.extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip())
 }
 
 /// `network.protocol.version`.
@@ -159,7 +165,7 @@ impl Observation {
     /// Runs `f` (a stage's step) with the request's logging context in place, inside its span.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
         #[cfg(feature = "otlp")]
-        let _unsampled = self.unsampled.as_ref().map(|cx| cx.clone().attach());
+        let _otel = self.otel.as_ref().map(|cx| cx.clone().attach());
         match &self.trace {
             Some(trace) => self.span.in_scope(|| trace.scope(|| self.context.scope(f))),
             None => self.context.scope(f),
@@ -172,16 +178,22 @@ impl Observation {
         let Some(trace) = &mut self.trace else {
             return;
         };
-        // With an export, a request it does not record gets no span: the span is for the
-        // exporter, and the ids and the sampled flag are all the rest needs.
+        // With an export, the export's span (the SDK's) stands for the request's.
         #[cfg(feature = "otlp")]
-        if let Some(sampled) = crate::otlp::sampled(trace) {
-            trace.set_sampled(sampled);
-            if !sampled {
-                self.unsampled = Some(crate::otlp::unsampled(trace));
-                return;
-            }
+        if let Some(otel) = crate::otlp::start(trace, || crate::otlp::ServerSpan {
+            name: SpanName(req.method(), route).to_string(),
+            method: req.method(),
+            route,
+            path: req.uri().path(),
+            query: req.uri().query(),
+            version: protocol(req.version()),
+            client: client(req),
+            request_id: self.context.get(super::request_id::KEY),
+        }) {
+            self.otel = Some(otel);
+            return;
         }
+        let _ = trace;
         self.span = request_span(req, route);
         if let Some((_, id)) = &self.request_id
             && !self.span.is_disabled()
@@ -189,17 +201,15 @@ impl Observation {
         {
             self.span.record("request.id", id);
         }
-        #[cfg(feature = "otlp")]
-        crate::otlp::adopt(&self.span, trace);
-        #[cfg(not(feature = "otlp"))]
-        let _ = trace;
     }
 
     /// The route of a merged router, found by its route layer: the span's `http.route`.
     pub(crate) fn routed(&self, method: &Method, template: &str) {
         self.span.record("http.route", template);
         #[cfg(feature = "otlp")]
-        crate::otlp::rename(&self.span, SpanName(method, Some(template)).to_string());
+        if let Some(otel) = &self.otel {
+            crate::otlp::routed(otel, SpanName(method, Some(template)).to_string(), template);
+        }
         #[cfg(not(feature = "otlp"))]
         let _ = method;
     }
@@ -221,6 +231,10 @@ impl Observation {
     pub(crate) fn finish(&mut self, response: &mut Response<axum::body::Body>) {
         if let Some((name, value)) = self.request_id.take() {
             response.headers_mut().insert(name, value);
+        }
+        #[cfg(feature = "otlp")]
+        if let Some(otel) = self.otel.take() {
+            crate::otlp::end(&otel, response.status().as_u16());
         }
         if !self.span.is_disabled() {
             let status = response.status().as_u16();
