@@ -282,7 +282,14 @@ impl TraceContext {
     /// assert_eq!(TraceContext::current(), None); // outside a traced request
     /// ```
     pub fn current() -> Option<TraceContext> {
-        CURRENT.is_set().then(|| CURRENT.with(TraceContext::clone))
+        Self::with_current(TraceContext::clone)
+    }
+
+    /// Calls `f` with the context of the request being handled on this thread, without a copy
+    /// (`None` outside a traced request).
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+    pub(crate) fn with_current<R>(f: impl FnOnce(&TraceContext) -> R) -> Option<R> {
+        CURRENT.is_set().then(|| CURRENT.with(f))
     }
 
     /// Runs `f` with this context as the thread's current one.

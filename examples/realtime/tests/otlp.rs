@@ -231,7 +231,8 @@ fn send(app: SocketAddr) {
 /// Catches: the caller's trace or span lost (another trace id, no parent), ids that differ
 /// from the request log's (a log line would lead nowhere), the request ID missing, the HTTP
 /// attributes or the span's name and kind wrong, an unsampled caller's trace exported, the
-/// resource or the headers ignored, log events exported without their request's trace, spans
+/// resource or the headers ignored, log events exported without their request's trace (a
+/// recorded request's or not), spans
 /// made inside an unsampled request exported as traces of their own, and spans still queued
 /// at SIGTERM lost.
 #[test]
@@ -360,6 +361,18 @@ fn spans_and_logs_reach_a_grpc_collector_with_the_requests_ids() {
         format!("{:?}", quoted.body).contains("quote requested"),
         "{quoted:?}"
     );
+    // The unsampled caller's: not exported as spans, its log records carry its ids all the
+    // same (the request log's third line).
+    let unsampled = logs
+        .iter()
+        .find(|l| {
+            hex(&l.trace_id) == "0af7651916cd43dd8448eb211c80319c"
+                && format!("{:?}", l.body).contains("quote requested")
+        })
+        .unwrap_or_else(|| panic!("no log record of the unsampled caller's quote: {logs:?}"));
+    assert_eq!(access[2]["traceId"], "0af7651916cd43dd8448eb211c80319c");
+    assert_eq!(access[2]["spanId"], hex(&unsampled.span_id));
+    assert_eq!(unsampled.flags & 1, 0, "not sampled: {unsampled:?}");
 }
 
 /// Catches: `protocol`, `sampling` or `logs` ignored (spans not POSTed as protobuf, a new trace

@@ -48,7 +48,7 @@ pub(crate) struct Observation {
     /// With an export, the request's OpenTelemetry context (see `otlp::start`), current while
     /// the request is handled.
     #[cfg(feature = "otlp")]
-    otel: Option<opentelemetry::Context>,
+    otel: Option<crate::otlp::RequestSpan>,
 }
 
 /// A request's trace and span ids, as access-json writes them.
@@ -165,7 +165,10 @@ impl Observation {
     /// Runs `f` (a stage's step) with the request's logging context in place, inside its span.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
         #[cfg(feature = "otlp")]
-        let _otel = self.otel.as_ref().map(|cx| cx.clone().attach());
+        let _otel = self
+            .otel
+            .as_ref()
+            .map(|span| span.context().clone().attach());
         match &self.trace {
             Some(trace) => self.span.in_scope(|| trace.scope(|| self.context.scope(f))),
             None => self.context.scope(f),
@@ -178,10 +181,10 @@ impl Observation {
         let Some(trace) = &mut self.trace else {
             return;
         };
-        // With an export, the export's span (the SDK's) stands for the request's.
+        // With an export, the export's span (the SDK's) stands for the request's, when it
+        // records the request.
         #[cfg(feature = "otlp")]
-        if let Some(otel) = crate::otlp::start(trace, || crate::otlp::ServerSpan {
-            name: SpanName(req.method(), route).to_string(),
+        match crate::otlp::start(trace, || crate::otlp::ServerSpan {
             method: req.method(),
             route,
             path: req.uri().path(),
@@ -190,8 +193,12 @@ impl Observation {
             client: client(req),
             request_id: self.context.get(super::request_id::KEY),
         }) {
-            self.otel = Some(otel);
-            return;
+            crate::otlp::Recording::NoExport => {}
+            crate::otlp::Recording::Dropped => return,
+            crate::otlp::Recording::Span(span) => {
+                self.otel = Some(span);
+                return;
+            }
         }
         let _ = trace;
         self.span = request_span(req, route);
@@ -204,14 +211,12 @@ impl Observation {
     }
 
     /// The route of a merged router, found by its route layer: the span's `http.route`.
-    pub(crate) fn routed(&self, method: &Method, template: &str) {
+    pub(crate) fn routed(&mut self, template: &str) {
         self.span.record("http.route", template);
         #[cfg(feature = "otlp")]
-        if let Some(otel) = &self.otel {
-            crate::otlp::routed(otel, SpanName(method, Some(template)).to_string(), template);
+        if let Some(span) = &mut self.otel {
+            span.routed(template);
         }
-        #[cfg(not(feature = "otlp"))]
-        let _ = method;
     }
 
     /// The request's ID, for the request log.
@@ -233,8 +238,8 @@ impl Observation {
             response.headers_mut().insert(name, value);
         }
         #[cfg(feature = "otlp")]
-        if let Some(otel) = self.otel.take() {
-            crate::otlp::end(&otel, response.status().as_u16());
+        if let Some(span) = self.otel.take() {
+            span.end(response.status().as_u16());
         }
         if !self.span.is_disabled() {
             let status = response.status().as_u16();

@@ -283,7 +283,7 @@ impl Rest {
             if self.route.is_none()
                 && let Some(matched) = response.extensions().get::<Matched>()
             {
-                observation.routed(matched.method(), matched.template());
+                observation.routed(matched.template());
             }
             observation.finish(&mut response);
         }

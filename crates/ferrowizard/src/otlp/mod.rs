@@ -1,55 +1,48 @@
 //! OpenTelemetry export (the `otlp` feature, `opentelemetry:` in the configuration): the
-//! requests' `http.server.request` spans through `tracing-opentelemetry`, and log events
-//! through OpenTelemetry's `tracing` bridge, each in batches to an OTLP collector.
+//! requests' spans ([`request`]: kept by the observe stage with the ids it gave the request,
+//! the ones its log lines and `traceparent` carry), the spans made while they are handled
+//! (through `tracing-opentelemetry`, as their children), and log events (through
+//! OpenTelemetry's `tracing` bridge, as log records of their request's trace and span, not
+//! span events), each in batches to an OTLP collector ([`spans`] writes the span batches,
+//! [`wire`] says why by hand).
 //!
 //! The exporters run on a runtime of their own (one thread, its telemetry suppressed, so that
-//! an export's own events are never exported); the batch processors' queues are bounded, and
-//! what does not fit is dropped and counted ([`Export::dropped_spans`]): a collector that is
-//! down or slow never makes a request wait.
-//!
-//! A request's own span is the SDK's, started by the observe stage ([`start`]) with the ids
-//! it gave the request (its `traceId`/`spanId` in the logging context, the `traceparent`
-//! handlers pass on); the spans made while it is handled come through
-//! `tracing-opentelemetry`, as its children. Events logged while a request is handled are
-//! exported as log records of its trace and span (`logs`), not as span events.
+//! an export's own events are never exported); the queues are bounded, and what does not fit
+//! is dropped and counted ([`Export::dropped_spans`]): a collector that is down or slow never
+//! makes a request wait.
 
-use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use opentelemetry::trace::{
-    SpanContext, TraceContextExt, TraceFlags, TraceState, TracerProvider as _,
-};
+use opentelemetry::trace::{TraceContextExt, TraceFlags, TraceState, TracerProvider as _};
 use opentelemetry::{KeyValue, trace};
 use opentelemetry_otlp::{
-    LogExporter, Protocol, SpanExporter, WithExportConfig, WithHttpConfig, WithTonicConfig,
+    LogExporter, Protocol, WithExportConfig, WithHttpConfig, WithTonicConfig,
 };
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::logs::{LogBatch, LogProcessor, SdkLogRecord, SdkLoggerProvider};
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, IdGenerator, RandomIdGenerator, Sampler, SdkTracer,
-    SdkTracerProvider, SpanData, SpanProcessor,
+    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider, SpanData, SpanProcessor,
 };
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::config::opentelemetry::{OpenTelemetryFactory, OtlpProtocol};
+
+mod request;
+mod spans;
+mod wire;
+
 use crate::trace::TraceContext;
+pub(crate) use request::{Recording, RequestSpan, ServerSpan, start};
 
 /// Whether an export is installed: the observe stage hands spans to it only then.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
-
-/// The installed export's tracer, for the requests' spans ([`start`]).
-static TRACER: RwLock<Option<SdkTracer>> = RwLock::new(None);
-
-/// The share of new traces recorded (`opentelemetry.sampling`, an `f64`'s bits), for
-/// [`sampled`]: the installed export's.
-static RATIO: AtomicU64 = AtomicU64::new(0);
 
 /// A running export: its runtime, its providers and its drop counters.
 /// Its fields drop in order: the providers (which export what is queued) before the runtime
@@ -57,6 +50,9 @@ static RATIO: AtomicU64 = AtomicU64::new(0);
 pub(crate) struct Export {
     tracer: SdkTracerProvider,
     logger: Option<SdkLoggerProvider>,
+    /// The recorded requests' spans, and their exporter.
+    requests: Arc<request::Queue>,
+    request_spans: Arc<spans::Spans>,
     dropped_spans: Arc<AtomicU64>,
     dropped_logs: Arc<AtomicU64>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -71,7 +67,7 @@ impl Drop for Export {
 /// Stops handing requests to the export.
 fn uninstall() {
     INSTALLED.store(false, Ordering::Release);
-    *TRACER.write().unwrap_or_else(PoisonError::into_inner) = None;
+    request::install(None, 0.0);
 }
 
 /// Why the export could not start.
@@ -131,6 +127,11 @@ impl Export {
         let spans = exporters
             .spans()
             .map_err(|e| error("cannot export spans", &e))?;
+        let mut request_spans = exporters
+            .spans()
+            .map_err(|e| error("cannot export spans", &e))?;
+        opentelemetry_sdk::trace::SpanExporter::set_resource(&mut request_spans, &resource);
+        let request_spans = Arc::new(request_spans);
         let queue = factory.queue_size;
         let pending = Arc::new(AtomicUsize::new(0));
         let spans = BatchSpanProcessor::builder(Counted {
@@ -150,10 +151,9 @@ impl Export {
                 cap: queue,
                 dropped: dropped_spans.clone(),
             })
-            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-                factory.sampling,
+            .with_sampler(Requests(Sampler::ParentBased(Box::new(
+                Sampler::TraceIdRatioBased(factory.sampling),
             ))))
-            .with_id_generator(ObservedIds)
             .with_resource(resource.clone())
             .build();
         let logger = if factory.logs {
@@ -186,13 +186,15 @@ impl Export {
             None
         };
         drop(_entered);
-        RATIO.store(factory.sampling.to_bits(), Ordering::Release);
-        *TRACER.write().unwrap_or_else(PoisonError::into_inner) =
-            Some(tracer.tracer("ferrowizard"));
+        let requests = Arc::new(request::Queue::new(queue, dropped_spans.clone()));
+        runtime.spawn(requests.clone().run(request_spans.clone()));
+        request::install(Some(requests.clone()), factory.sampling);
         INSTALLED.store(true, Ordering::Release);
         Ok(Export {
             tracer,
             logger,
+            requests,
+            request_spans,
             dropped_spans,
             dropped_logs,
             runtime: Some(runtime),
@@ -242,6 +244,9 @@ impl Export {
     /// call it outside any runtime's worker.
     pub(crate) fn shutdown(mut self) {
         uninstall();
+        if let Some(runtime) = &self.runtime {
+            runtime.block_on(self.requests.export(&self.request_spans));
+        }
         let _ = self.tracer.shutdown();
         if let Some(logger) = &self.logger {
             let _ = logger.shutdown();
@@ -288,7 +293,8 @@ struct Exporters<'a> {
 }
 
 impl Exporters<'_> {
-    fn metadata(&self) -> Result<opentelemetry_otlp::tonic_types::metadata::MetadataMap, String> {
+    /// The configured headers, checked.
+    fn header_map(&self) -> Result<http::HeaderMap, String> {
         let mut map = http::HeaderMap::new();
         for (k, v) in self.headers {
             let name = http::HeaderName::from_bytes(k.as_bytes())
@@ -297,7 +303,13 @@ impl Exporters<'_> {
                 .map_err(|_| format!("headers: {k:?}'s value is not a header value"))?;
             map.insert(name, value);
         }
-        Ok(opentelemetry_otlp::tonic_types::metadata::MetadataMap::from_headers(map))
+        Ok(map)
+    }
+
+    fn metadata(&self) -> Result<tonic::metadata::MetadataMap, String> {
+        Ok(tonic::metadata::MetadataMap::from_headers(
+            self.header_map()?,
+        ))
     }
 
     fn http(&self) -> HttpClient {
@@ -318,8 +330,23 @@ impl Exporters<'_> {
             .collect()
     }
 
-    fn spans(&self) -> Result<SpanExporter, String> {
-        exporter!(self, SpanExporter, "/v1/traces")
+    /// The span exporter: ferrowizard's (see [`wire`] for why).
+    fn spans(&self) -> Result<spans::Spans, String> {
+        match self.protocol {
+            OtlpProtocol::Grpc => spans::Spans::grpc(
+                &self.endpoint,
+                self.metadata()?,
+                self.timeout,
+                self.handle.clone(),
+            ),
+            OtlpProtocol::HttpProtobuf => spans::Spans::http(
+                &format!("{}/v1/traces", self.endpoint),
+                self.header_map()?,
+                self.http(),
+                self.timeout,
+                self.handle.clone(),
+            ),
+        }
     }
 
     fn logs(&self) -> Result<LogExporter, String> {
@@ -457,6 +484,18 @@ impl<P: SpanProcessor> SpanProcessor for Bounded<P> {
 
 impl<P: LogProcessor> LogProcessor for Bounded<P> {
     fn emit(&self, record: &mut SdkLogRecord, scope: &opentelemetry::InstrumentationScope) {
+        use opentelemetry::logs::LogRecord as _;
+        if record.trace_context().is_none() {
+            // An event of a request the export does not record (a recorded one's context is
+            // current, and the logger took its ids from there): its trace and span all the same.
+            TraceContext::with_current(|trace| {
+                record.set_trace_context(
+                    trace::TraceId::from_bytes(trace.trace_id().to_bytes()),
+                    trace::SpanId::from_bytes(trace.span_id().to_bytes()),
+                    Some(TraceFlags::default()),
+                );
+            });
+        }
         if self.admit() {
             self.inner.emit(record, scope);
         }
@@ -475,206 +514,31 @@ impl<P: LogProcessor> LogProcessor for Bounded<P> {
     }
 }
 
-thread_local! {
-    /// The ids [`start`] hands to the span it starts.
-    static NEXT: Cell<Option<(u128, u64)>> = const { Cell::new(None) };
-}
+/// The export's sampler: `inner` (the configured ratio, a parent's decision first), except that
+/// a span with no parent made while a request the export does not record is handled is dropped
+/// (a child of that request, not the root of a trace of its own).
+#[derive(Clone, Debug)]
+struct Requests(Sampler);
 
-/// The SDK's ids for a span [`start`] starts: the observe stage's; random ones otherwise.
-#[derive(Debug)]
-struct ObservedIds;
-
-impl IdGenerator for ObservedIds {
-    fn new_trace_id(&self) -> trace::TraceId {
-        match NEXT.get() {
-            Some((id, _)) => trace::TraceId::from_bytes(id.to_be_bytes()),
-            None => RandomIdGenerator::default().new_trace_id(),
+impl opentelemetry_sdk::trace::ShouldSample for Requests {
+    fn should_sample(
+        &self,
+        parent: Option<&opentelemetry::Context>,
+        trace_id: trace::TraceId,
+        name: &str,
+        kind: &trace::SpanKind,
+        attributes: &[KeyValue],
+        links: &[trace::Link],
+    ) -> opentelemetry_sdk::trace::SamplingResult {
+        let orphan = parent.is_none_or(|cx| !cx.has_active_span());
+        if orphan && TraceContext::with_current(TraceContext::sampled) == Some(false) {
+            return opentelemetry_sdk::trace::SamplingResult {
+                decision: opentelemetry_sdk::trace::SamplingDecision::Drop,
+                attributes: Vec::new(),
+                trace_state: TraceState::NONE,
+            };
         }
-    }
-
-    fn new_span_id(&self) -> trace::SpanId {
-        match NEXT.get() {
-            Some((_, id)) => trace::SpanId::from_bytes(id.to_be_bytes()),
-            None => RandomIdGenerator::default().new_span_id(),
-        }
-    }
-}
-
-/// What a request's span says of it, by OpenTelemetry's HTTP server semantic conventions,
-/// as the observe stage found it.
-pub(crate) struct ServerSpan<'a> {
-    /// The method and, when known, the route (`GET /quotes/{id}`).
-    pub(crate) name: String,
-    pub(crate) method: &'a http::Method,
-    pub(crate) route: Option<&'a str>,
-    pub(crate) path: &'a str,
-    pub(crate) query: Option<&'a str>,
-    /// `network.protocol.version`.
-    pub(crate) version: &'static str,
-    pub(crate) client: Option<std::net::IpAddr>,
-    pub(crate) request_id: Option<&'a str>,
-}
-
-/// `http.request.method`: the method's name when the conventions know it (without an
-/// allocation), else `_OTHER` and the name as `http.request.method_original`.
-fn method(method: &http::Method, attributes: &mut Vec<KeyValue>) {
-    use http::Method;
-    let known = [
-        Method::GET,
-        Method::POST,
-        Method::PUT,
-        Method::DELETE,
-        Method::HEAD,
-        Method::OPTIONS,
-        Method::PATCH,
-        Method::CONNECT,
-        Method::TRACE,
-    ];
-    const NAMES: [&str; 9] = [
-        "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE",
-    ];
-    match known.iter().position(|m| m == method) {
-        Some(i) => attributes.push(KeyValue::new("http.request.method", NAMES[i])),
-        None => {
-            attributes.push(KeyValue::new("http.request.method", "_OTHER"));
-            attributes.push(KeyValue::new(
-                "http.request.method_original",
-                method.as_str().to_owned(),
-            ));
-        }
-    }
-}
-
-/// Starts the OpenTelemetry side of a request handled with trace context: `None` when no
-/// export is installed; else the OpenTelemetry context to make current while the request is
-/// handled. The export records the request when its caller's sampled flag says so, else by
-/// the SDK's ratio sampler on its trace id (the decision the tracer makes again, and agrees
-/// with); the decision becomes the trace context's sampled flag.
-///
-/// A recorded request gets its span from the SDK directly (no `tracing` span: the span is for
-/// the exporter, and a `tracing` span, its layers and their visitors would cost the request
-/// several times as much), with the request's own ids and `span`'s attributes, built only
-/// then. The spans made inside the request (a client's, `#[instrument]`'s) are its children
-/// through the current context, and its log records carry its ids. A request not recorded
-/// gets its trace and span as a remote, unsampled parent, so that the spans made inside it
-/// are children the sampler drops, not roots of traces of their own, and its log records
-/// keep its ids.
-pub(crate) fn start<'a>(
-    trace: &mut TraceContext,
-    span: impl FnOnce() -> ServerSpan<'a>,
-) -> Option<opentelemetry::Context> {
-    use opentelemetry::trace::Tracer as _;
-    use opentelemetry_sdk::trace::{SamplingDecision, ShouldSample};
-    if !INSTALLED.load(Ordering::Acquire) {
-        return None;
-    }
-    let trace_id = trace::TraceId::from_bytes(trace.trace_id().to_bytes());
-    let sampled = match trace.parent_span_id() {
-        Some(_) => trace.sampled(),
-        None => {
-            let ratio = f64::from_bits(RATIO.load(Ordering::Acquire));
-            Sampler::TraceIdRatioBased(ratio)
-                .should_sample(
-                    None,
-                    trace_id,
-                    "http.server.request",
-                    &trace::SpanKind::Server,
-                    &[],
-                    &[],
-                )
-                .decision
-                == SamplingDecision::RecordAndSample
-        }
-    };
-    trace.set_sampled(sampled);
-    let tracer = TRACER.read().unwrap_or_else(PoisonError::into_inner);
-    let Some(tracer) = tracer.as_ref().filter(|_| sampled) else {
-        trace.set_sampled(false);
-        return Some(unsampled(trace));
-    };
-    let span = span();
-    let parent = match trace.parent_span_id() {
-        Some(parent) => {
-            let state = trace
-                .tracestate()
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse::<TraceState>().ok())
-                .unwrap_or(TraceState::NONE);
-            opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
-                trace_id,
-                trace::SpanId::from_bytes(parent.to_bytes()),
-                TraceFlags::SAMPLED,
-                true,
-                state,
-            ))
-        }
-        None => opentelemetry::Context::new(),
-    };
-    let mut attributes = Vec::with_capacity(9);
-    method(span.method, &mut attributes);
-    if let Some(route) = span.route {
-        attributes.push(KeyValue::new("http.route", route.to_owned()));
-    }
-    attributes.push(KeyValue::new("url.path", span.path.to_owned()));
-    if let Some(query) = span.query {
-        attributes.push(KeyValue::new("url.query", query.to_owned()));
-    }
-    attributes.push(KeyValue::new("network.protocol.version", span.version));
-    if let Some(client) = span.client {
-        attributes.push(KeyValue::new("client.address", client.to_string()));
-    }
-    if let Some(id) = span.request_id {
-        attributes.push(KeyValue::new("request.id", id.to_owned()));
-    }
-    NEXT.set(Some((
-        u128::from_be_bytes(trace.trace_id().to_bytes()),
-        u64::from_be_bytes(trace.span_id().to_bytes()),
-    )));
-    let started = tracer
-        .span_builder(span.name)
-        .with_kind(trace::SpanKind::Server)
-        .with_attributes(attributes)
-        .start_with_context(tracer, &parent);
-    NEXT.set(None);
-    let context = opentelemetry::trace::Span::span_context(&started);
-    if context.is_valid() {
-        trace.set_sampled(context.is_sampled());
-    }
-    Some(parent.with_span(started))
-}
-
-/// The context of a request the export does not record (see [`start`]).
-fn unsampled(trace: &TraceContext) -> opentelemetry::Context {
-    opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
-        trace::TraceId::from_bytes(trace.trace_id().to_bytes()),
-        trace::SpanId::from_bytes(trace.span_id().to_bytes()),
-        TraceFlags::default(),
-        true,
-        TraceState::NONE,
-    ))
-}
-
-/// Names a request's span by the route a merged router found after it started.
-pub(crate) fn routed(context: &opentelemetry::Context, name: String, route: &str) {
-    let span = context.span();
-    if span.is_recording() {
-        span.update_name(name);
-        span.set_attribute(KeyValue::new("http.route", route.to_owned()));
-    }
-}
-
-/// Ends a request's span with its response's status (an error from 500 on, as the
-/// conventions say of a server's span).
-pub(crate) fn end(context: &opentelemetry::Context, status: u16) {
-    let span = context.span();
-    if span.is_recording() {
-        span.set_attribute(KeyValue::new(
-            "http.response.status_code",
-            i64::from(status),
-        ));
-        if status >= 500 {
-            span.set_status(trace::Status::error(""));
-        }
-        span.end();
+        self.0
+            .should_sample(parent, trace_id, name, kind, attributes, links)
     }
 }

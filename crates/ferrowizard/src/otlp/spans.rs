@@ -1,0 +1,227 @@
+//! The span exporter: each batch written by [`super::wire`] and sent to the collector over
+//! OTLP/gRPC (tonic, the request's bytes passed through as they are) or OTLP/HTTP (hyper, on
+//! the export runtime), with the configured headers and timeout.
+
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes};
+use http::uri::PathAndQuery;
+use http::{HeaderMap, HeaderValue, Request};
+use opentelemetry_http::HttpClient as _;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::trace::SpanData;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+use super::HttpClient;
+use super::wire::{self, EncodedResource};
+
+/// gRPC's method for traces.
+const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+/// Spans to an OTLP collector.
+#[derive(Debug)]
+pub(super) struct Spans {
+    transport: Transport,
+    resource: EncodedResource,
+    handle: tokio::runtime::Handle,
+    timeout: Duration,
+}
+
+#[derive(Debug)]
+enum Transport {
+    Grpc(Box<Grpc>),
+    Http(Box<Http>),
+}
+
+/// OTLP/gRPC's destination.
+#[derive(Debug)]
+struct Grpc {
+    client: tonic::client::Grpc<tonic::transport::Channel>,
+    metadata: tonic::metadata::MetadataMap,
+}
+
+/// OTLP/HTTP's destination.
+#[derive(Debug)]
+struct Http {
+    client: HttpClient,
+    url: http::Uri,
+    headers: HeaderMap,
+}
+
+impl Spans {
+    /// Spans over gRPC to `endpoint` (a URL), with `metadata` on every export. Builds the
+    /// channel (which connects when first used) on `handle`'s runtime.
+    pub(super) fn grpc(
+        endpoint: &str,
+        metadata: tonic::metadata::MetadataMap,
+        timeout: Duration,
+        handle: tokio::runtime::Handle,
+    ) -> Result<Spans, String> {
+        let channel = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
+            .map_err(|e| format!("endpoint {endpoint:?}: {e}"))?
+            .connect_timeout(timeout)
+            .timeout(timeout);
+        let channel = {
+            let _entered = handle.enter();
+            channel.connect_lazy()
+        };
+        Ok(Spans {
+            transport: Transport::Grpc(Box::new(Grpc {
+                client: tonic::client::Grpc::new(channel),
+                metadata,
+            })),
+            resource: EncodedResource::default(),
+            handle,
+            timeout,
+        })
+    }
+
+    /// Spans over HTTP to `url` (`…/v1/traces`) with `headers` on every export.
+    pub(super) fn http(
+        url: &str,
+        headers: HeaderMap,
+        client: HttpClient,
+        timeout: Duration,
+        handle: tokio::runtime::Handle,
+    ) -> Result<Spans, String> {
+        let url = url
+            .parse::<http::Uri>()
+            .map_err(|e| format!("endpoint {url:?}: {e}"))?;
+        Ok(Spans {
+            transport: Transport::Http(Box::new(Http {
+                client,
+                url,
+                headers,
+            })),
+            resource: EncodedResource::default(),
+            handle,
+            timeout,
+        })
+    }
+
+    /// Exports recorded requests' spans (see [`super::request`]).
+    pub(super) async fn export_requests(
+        &self,
+        records: &[super::request::Record],
+    ) -> Result<(), String> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.send(wire::encode_requests(
+            &self.resource,
+            "ferrowizard",
+            records,
+        ))
+        .await
+    }
+
+    /// Sends one encoded request; runs on the export runtime.
+    async fn send(&self, body: Vec<u8>) -> Result<(), String> {
+        match &self.transport {
+            Transport::Grpc(grpc) => {
+                let Grpc { client, metadata } = &**grpc;
+                let mut client = client.clone();
+                let mut request = tonic::Request::new(Bytes::from(body));
+                *request.metadata_mut() = metadata.clone();
+                request.set_timeout(self.timeout);
+                let answer = async move {
+                    client.ready().await.map_err(|e| e.to_string())?;
+                    client
+                        .unary::<_, (), _>(request, PathAndQuery::from_static(EXPORT), Raw)
+                        .await
+                        .map_err(|status| format!("{}: {}", status.code(), status.message()))
+                };
+                let timeout = self.timeout;
+                // The timer is made on the export runtime: the batch processor's thread has none.
+                self.handle
+                    .spawn(async move { tokio::time::timeout(timeout, answer).await })
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|_| "the collector did not answer in time".to_owned())??;
+                Ok(())
+            }
+            Transport::Http(http) => {
+                let Http {
+                    client,
+                    url,
+                    headers,
+                } = &**http;
+                let mut request = Request::post(url.clone())
+                    .body(Bytes::from(body))
+                    .map_err(|e| e.to_string())?;
+                *request.headers_mut() = headers.clone();
+                request.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/x-protobuf"),
+                );
+                let response = client
+                    .send_bytes(request)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if response.status().is_success() {
+                    Ok(())
+                } else {
+                    Err(format!("the collector answered {}", response.status()))
+                }
+            }
+        }
+    }
+}
+
+impl opentelemetry_sdk::trace::SpanExporter for Spans {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let body = wire::encode(&self.resource, &batch);
+        drop(batch);
+        self.send(body)
+            .await
+            .map_err(|e| OTelSdkError::InternalFailure(format!("span export: {e}")))
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.resource = EncodedResource::new(resource);
+    }
+}
+
+/// gRPC's codec for a request already in protobuf: its bytes go as they are; the answer
+/// (an `ExportTraceServiceResponse`, whose partial-success counts nothing here reads) is
+/// skipped.
+struct Raw;
+
+impl Codec for Raw {
+    type Encode = Bytes;
+    type Decode = ();
+    type Encoder = Raw;
+    type Decoder = Raw;
+
+    fn encoder(&mut self) -> Raw {
+        Raw
+    }
+
+    fn decoder(&mut self) -> Raw {
+        Raw
+    }
+}
+
+impl Encoder for Raw {
+    type Item = Bytes;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        dst.put(item);
+        Ok(())
+    }
+}
+
+impl Decoder for Raw {
+    type Item = ();
+    type Error = tonic::Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<()>, tonic::Status> {
+        src.advance(src.remaining());
+        Ok(Some(()))
+    }
+}
