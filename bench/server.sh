@@ -126,7 +126,13 @@ hz=$(getconf CLK_TCK)
 # Loads the server; appends its req/s to $work/rps-$1 and its CPU time per request (µs) to
 # $work/cpu-$1.
 load() {
-  curl -fsS "http://$addr/realtime/quotes/ACME" >/dev/null
+  # A warm-up request, tried again for a few seconds: on a machine this busy, a server that
+  # printed its address can take a moment to answer.
+  for try in $(seq 1 50); do
+    curl -fsS "http://$addr/realtime/quotes/ACME" >/dev/null 2>&1 && break
+    [ "$try" = 50 ] && { echo "$1 does not answer on $addr:"; cat "$work/$1.out"; exit 1; }
+    sleep 0.1
+  done
   local before after out
   before=$(ticks)
   local sampler=""

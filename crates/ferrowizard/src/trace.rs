@@ -109,29 +109,8 @@ impl SpanId {
     }
 }
 
-/// Each byte's two lowercase hex digits.
-const HEX_PAIRS: [[u8; 2]; 256] = {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut pairs = [[0; 2]; 256];
-    let mut i = 0;
-    while i < 256 {
-        pairs[i] = [DIGITS[i >> 4], DIGITS[i & 0xf]];
-        i += 1;
-    }
-    pairs
-};
-
-/// The low `N / 2` bytes of `n` as `N` lowercase hex digits (`N` even, at most 32). By
-/// hand, a byte at a time from a table: the ids of every traced request are written this
-/// way, and the formatting machinery takes several times as long.
-pub(crate) fn hex<const N: usize>(n: u128) -> [u8; N] {
-    let bytes = n.to_be_bytes();
-    let mut out = [b'0'; N];
-    for (pair, byte) in out.chunks_exact_mut(2).zip(&bytes[16 - N / 2..]) {
-        pair.copy_from_slice(&HEX_PAIRS[usize::from(*byte)]);
-    }
-    out
-}
+/// Ids as hex digits: by hand (see the logging context's, which shows the same ids).
+pub(crate) use ferrowizard_logging::context::hex;
 
 /// Hex digits as text (they are ASCII).
 fn text(hex: &[u8]) -> &str {

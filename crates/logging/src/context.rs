@@ -34,8 +34,46 @@ pub struct Context {
 /// crates inline at most 24 bytes (`compact_str`, `smol_str`), and these ids are 32.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Value {
-    Inline { len: u8, bytes: [u8; 32] },
+    Inline {
+        len: u8,
+        bytes: [u8; 32],
+    },
     Heap(Box<str>),
+    /// A number written as `digits` lowercase hex digits when it is read: the ids of every
+    /// traced request are set, and most requests' events never show them.
+    Hex {
+        n: u128,
+        digits: u8,
+    },
+}
+
+/// Each byte's two lowercase hex digits.
+const HEX_PAIRS: [[u8; 2]; 256] = {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut pairs = [[0; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        pairs[i] = [DIGITS[i >> 4], DIGITS[i & 0xf]];
+        i += 1;
+    }
+    pairs
+};
+
+/// The low `N / 2` bytes of `n` as `N` lowercase hex digits (`N` even, at most 32). By hand, a
+/// byte at a time from a table: the formatting machinery takes several times as long.
+///
+/// ```
+/// use ferrowizard_logging::context::hex;
+/// assert_eq!(&hex::<4>(0xbeef), b"beef");
+/// assert_eq!(&hex::<8>(0xbeef), b"0000beef");
+/// ```
+pub fn hex<const N: usize>(n: u128) -> [u8; N] {
+    let bytes = n.to_be_bytes();
+    let mut out = [b'0'; N];
+    for (pair, byte) in out.chunks_exact_mut(2).zip(&bytes[16 - N / 2..]) {
+        pair.copy_from_slice(&HEX_PAIRS[usize::from(*byte)]);
+    }
+    out
 }
 
 impl Value {
@@ -50,13 +88,19 @@ impl Value {
         }
     }
 
-    fn as_str(&self) -> &str {
+    /// Calls `f` with the value as text.
+    fn with_str<R>(&self, f: impl FnOnce(&str) -> R) -> R {
         match self {
             // The bytes are a `&str`'s, copied whole.
             Value::Inline { len, bytes } => {
-                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+                f(std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default())
             }
-            Value::Heap(s) => s,
+            Value::Heap(s) => f(s),
+            Value::Hex { n, digits } => {
+                let all = hex::<32>(*n);
+                // Hex digits are ASCII.
+                f(std::str::from_utf8(&all[32 - usize::from(*digits)..]).unwrap_or_default())
+            }
         }
     }
 }
@@ -82,17 +126,62 @@ impl Context {
         }
     }
 
+    /// Sets `key` to the low `digits` hex digits of `n` (at most 32), written only when
+    /// the value is read.
+    ///
+    /// ```
+    /// use ferrowizard_logging::context::Context;
+    /// let mut c = Context::new();
+    /// c.set_hex("spanId", 0x00f0_67aa_0ba9_02b7, 16);
+    /// assert_eq!(c.get("spanId").as_deref(), Some("00f067aa0ba902b7"));
+    /// ```
+    pub fn set_hex(&mut self, key: &'static str, n: u128, digits: usize) {
+        let value = Value::Hex {
+            n,
+            digits: digits.min(32) as u8,
+        };
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.entries.push((key, value)),
+        }
+    }
+
     /// The value of `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub fn get(&self, key: &str) -> Option<String> {
         self.entries
             .iter()
             .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.with_str(str::to_owned))
     }
 
-    /// The entries, in the order they were first set.
-    pub fn entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        self.entries.iter().map(|(k, v)| (*k, v.as_str()))
+    /// The value of `key` when it was set as text (with [`Context::set`]), without a copy.
+    ///
+    /// ```
+    /// use ferrowizard_logging::context::Context;
+    /// let mut c = Context::new().with("requestId", "3f2a");
+    /// c.set_hex("spanId", 0xb7, 16);
+    /// assert_eq!(c.text("requestId"), Some("3f2a"));
+    /// assert_eq!(c.text("spanId"), None);
+    /// ```
+    pub fn text(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| match v {
+                // The bytes are a `&str`'s, copied whole.
+                Value::Inline { len, bytes } => {
+                    std::str::from_utf8(&bytes[..usize::from(*len)]).ok()
+                }
+                Value::Heap(s) => Some(s),
+                Value::Hex { .. } => None,
+            })
+    }
+
+    /// Calls `f` with each entry, in the order they were first set.
+    pub fn for_each(&self, mut f: impl FnMut(&'static str, &str)) {
+        for (k, v) in &self.entries {
+            v.with_str(|v| f(k, v));
+        }
     }
 
     /// Runs `f` with this context as the thread's (the one before it is back afterwards, a
@@ -103,7 +192,7 @@ impl Context {
 
     /// The value of `key` in the thread's context, if one is in place.
     pub fn current_value(key: &str) -> Option<String> {
-        current(|c| c.and_then(|c| c.get(key)).map(str::to_owned))
+        current(|c| c.and_then(|c| c.get(key)))
     }
 }
 
@@ -139,15 +228,28 @@ mod tests {
         assert_eq!(Context::current_value("requestId"), None);
         let mut c = Context::new().with("k", "1");
         c.set("k", "2");
-        assert_eq!(c.entries().collect::<Vec<_>>(), [("k", "2")]);
+        let mut entries = Vec::new();
+        c.for_each(|k, v| entries.push((k, v.to_owned())));
+        assert_eq!(entries, [("k", "2".to_owned())]);
         // Inline up to 32 bytes, on the heap beyond: the same to a reader.
         let long = "é".repeat(40);
         let c = Context::new()
             .with("a", "x".repeat(32))
             .with("b", &long)
             .with("c", "");
-        assert_eq!(c.get("a"), Some("x".repeat(32).as_str()));
-        assert_eq!(c.get("b"), Some(long.as_str()));
-        assert_eq!(c.get("c"), Some(""));
+        assert_eq!(c.get("a"), Some("x".repeat(32)));
+        assert_eq!(c.get("b"), Some(long));
+        assert_eq!(c.get("c").as_deref(), Some(""));
+        // Hex written when read, as many digits as asked.
+        let mut c = Context::new();
+        c.set_hex("t", 0x4bf9_2f35_77b3_4da6_a3ce_929d_0e0e_4736, 32);
+        c.set_hex("s", 0xb7, 16);
+        assert_eq!(
+            c.get("t").as_deref(),
+            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        assert_eq!(c.get("s").as_deref(), Some("00000000000000b7"));
+        c.set("s", "text");
+        assert_eq!(c.get("s").as_deref(), Some("text"));
     }
 }

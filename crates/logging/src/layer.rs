@@ -148,8 +148,8 @@ where
     // The thread's context first: it is the outermost, and a span's field of the same name
     // wins (`Record::mdc_value` looks innermost first).
     crate::context::current(|c| {
-        for (k, v) in c.into_iter().flat_map(crate::context::Context::entries) {
-            record.push_mdc(k, v);
+        if let Some(c) = c {
+            c.for_each(|k, v| record.push_mdc(k, v));
         }
     });
     if let Some(scope) = ctx.event_scope(event) {

@@ -86,8 +86,16 @@ impl Observe {
         });
         let trace = self.trace_context.then(|| {
             let trace = TraceContext::from_headers(req.headers(), || false);
-            trace.trace_id().with_hex(|id| context.set(TRACE_ID, id));
-            trace.span_id().with_hex(|id| context.set(SPAN_ID, id));
+            context.set_hex(
+                TRACE_ID,
+                u128::from_be_bytes(trace.trace_id().to_bytes()),
+                32,
+            );
+            context.set_hex(
+                SPAN_ID,
+                u128::from(u64::from_be_bytes(trace.span_id().to_bytes())),
+                16,
+            );
             trace
         });
         // Boxed: a request that is not observed carries one pointer in its future, not the
@@ -191,7 +199,7 @@ impl Observation {
             query: req.uri().query(),
             version: protocol(req.version()),
             client: client(req),
-            request_id: self.context.get(super::request_id::KEY),
+            request_id: self.context.text(super::request_id::KEY),
         }) {
             crate::otlp::Recording::NoExport => {}
             crate::otlp::Recording::Dropped => return,
@@ -221,7 +229,7 @@ impl Observation {
 
     /// The request's ID, for the request log.
     pub(crate) fn request_id(&self) -> Option<&str> {
-        self.context.get(super::request_id::KEY)
+        self.context.text(super::request_id::KEY)
     }
 
     /// The request's trace and span ids, for the request log.
