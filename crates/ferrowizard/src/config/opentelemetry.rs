@@ -21,7 +21,7 @@ pub enum OtlpProtocol {
 }
 
 section! {
-    /// `opentelemetry:`. With `enabled`, each request's `http.server.request` span (which
+    /// `opentelemetry:`. With `enabled`, each request's server span (which
     /// needs `server.traceContext.enabled`) and, with `logs`, each log event the levels let
     /// through go to the collector at `endpoint`; a collector that is down or slow costs
     /// requests nothing beyond the queue: what does not fit is dropped and counted
@@ -48,7 +48,8 @@ section! {
         headers: BTreeMap<String, String> = BTreeMap::new(),
         /// How long one export may take.
         timeout: Duration = Duration::seconds(10),
-        /// Spans (and, apart, log records) waiting for export; more are dropped and counted.
+        /// Requests' spans (and, apart, the spans made inside them, and the log records)
+        /// waiting for export; more are dropped and counted.
         #[garde(range(min = 1))]
         queue_size: usize = 2048,
         /// Export log events too (those the `logging` levels let through).
