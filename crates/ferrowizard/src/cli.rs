@@ -201,11 +201,9 @@ fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -
             };
             #[cfg(feature = "otlp")]
             let installed = match &export {
-                // The requests' spans exist whatever the logging levels say: they are the
-                // exporter's.
                 Some(export) => logging.install(
                     tracing_subscriber::registry()
-                        .with(layer.keep_spans(crate::server::REQUEST_SPAN_TARGET))
+                        .with(layer)
                         .with(export.layer()),
                     std::time::Duration::from_secs(5),
                 ),

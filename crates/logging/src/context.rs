@@ -68,6 +68,12 @@ const HEX_PAIRS: [[u8; 2]; 256] = {
 /// assert_eq!(&hex::<8>(0xbeef), b"0000beef");
 /// ```
 pub fn hex<const N: usize>(n: u128) -> [u8; N] {
+    const {
+        assert!(
+            N.is_multiple_of(2) && N <= 32,
+            "an even number of digits, at most 32"
+        )
+    };
     let bytes = n.to_be_bytes();
     let mut out = [b'0'; N];
     for (pair, byte) in out.chunks_exact_mut(2).zip(&bytes[16 - N / 2..]) {

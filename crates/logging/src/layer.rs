@@ -45,8 +45,6 @@ pub struct AppenderLayer {
     /// Whether some appender shows the MDC: without one, spans' fields and the logging
     /// context are neither kept nor gathered.
     mdc: bool,
-    /// Targets whose spans exist whatever the levels say (see [`AppenderLayer::keep_spans`]).
-    kept_spans: Vec<&'static str>,
 }
 
 impl AppenderLayer {
@@ -65,28 +63,7 @@ impl AppenderLayer {
             loggers,
             cache: RwLock::new(HashMap::new()),
             mdc,
-            kept_spans: Vec::new(),
         }
-    }
-
-    /// This layer with the spans of `target` enabled whatever the levels say. The levels
-    /// decide for the whole subscriber (as logback's do for every appender), so a span that
-    /// another layer needs (an exporter's) would not exist at a level the logs leave out;
-    /// events of the target still follow the levels.
-    ///
-    /// ```
-    /// let (_logging, layer) = ferrowizard_logging::LoggingFactory::default().build_layer("app").unwrap();
-    /// let layer = layer.keep_spans("ferrowizard::server::request");
-    /// # drop(layer);
-    /// ```
-    pub fn keep_spans(mut self, target: &'static str) -> Self {
-        self.kept_spans.push(target);
-        self
-    }
-
-    /// Whether `meta` is a span this layer keeps whatever the levels say.
-    fn kept(&self, meta: &Metadata<'_>) -> bool {
-        meta.is_span() && self.kept_spans.contains(&meta.target())
     }
 
     /// The appenders for events of `target`, when some logger has appenders of its own.
@@ -168,7 +145,7 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
-        if self.levels.enabled(meta) || self.kept(meta) {
+        if self.levels.enabled(meta) {
             Interest::always()
         } else {
             Interest::never()
@@ -178,16 +155,11 @@ where
     /// Asked for what the callsite cache does not answer: `log` records (checked with their
     /// own target) and callsites registered while the levels changed.
     fn enabled(&self, meta: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
-        self.levels.enabled(meta) || self.kept(meta)
+        self.levels.enabled(meta)
     }
 
     fn max_level_hint(&self) -> Option<LevelFilter> {
-        // A kept span may be of any level: no hint then, the callsites decide.
-        if self.kept_spans.is_empty() {
-            self.levels.max_level()
-        } else {
-            None
-        }
+        self.levels.max_level()
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {

@@ -235,19 +235,19 @@ async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
     };
     let symbol = event.symbol.to_ascii_uppercase();
     // A span of the request's own: a child of its `http.server.request` span when traced.
-    let problem =
-        tracing::debug_span!(target: "realtime::events", "validate").in_scope(|| {
-            match (event.kind.as_str(), event.price) {
-                _ if !(1..=1_000_000).contains(&event.quantity) => Some(format!(
-                    "quantity must be 1 to 1000000, not {}",
-                    event.quantity
-                )),
-                ("trade", Some(p)) if p > 0.0 && p.is_finite() => None,
-                ("trade", _) => Some("a trade needs a price above 0".to_owned()),
-                ("alert", _) => None,
-                (other, _) => Some(format!("kind must be trade or alert, not {other:?}")),
-            }
-        });
+    let problem = tracing::debug_span!(target: "realtime::events", "validate").in_scope(|| {
+        tracing::trace!(target: "realtime::events", kind = event.kind.as_str(), "validating");
+        match (event.kind.as_str(), event.price) {
+            _ if !(1..=1_000_000).contains(&event.quantity) => Some(format!(
+                "quantity must be 1 to 1000000, not {}",
+                event.quantity
+            )),
+            ("trade", Some(p)) if p > 0.0 && p.is_finite() => None,
+            ("trade", _) => Some("a trade needs a price above 0".to_owned()),
+            ("alert", _) => None,
+            (other, _) => Some(format!("kind must be trade or alert, not {other:?}")),
+        }
+    });
     if let Some(problem) = problem {
         tracing::debug!(target: "realtime::events", symbol = symbol.as_str(), problem, "rejected event");
         return error(StatusCode::BAD_REQUEST, problem);

@@ -195,7 +195,7 @@ fn config(dir: &Path, opentelemetry: &str) -> String {
          requestId: {{enabled: true}}\n  traceContext: {{enabled: true}}\n  \
          requestLog: {{appenders: [{{type: file, currentLogFilename: {}, archive: false, \
          layout: {{type: access-json, includes: [requestUri, requestId, traceId, spanId]}}}}]}}\n\
-         logging: {{level: INFO, loggers: {{realtime: DEBUG}}, appenders: []}}\n\
+         logging: {{level: INFO, loggers: {{realtime: TRACE}}, appenders: []}}\n\
          opentelemetry: {opentelemetry}\n",
         dir.join("access.json").display()
     )
@@ -373,6 +373,19 @@ fn spans_and_logs_reach_a_grpc_collector_with_the_requests_ids() {
     assert_eq!(access[2]["traceId"], "0af7651916cd43dd8448eb211c80319c");
     assert_eq!(access[2]["spanId"], hex(&unsampled.span_id));
     assert_eq!(unsampled.flags & 1, 0, "not sampled: {unsampled:?}");
+    // An event inside a span the handler made: the sampled request's carries that span's ids;
+    // the unsampled one's its request's (its span, dropped, belongs to no trace).
+    let validating = |trace: &str| {
+        logs.iter()
+            .find(|l| hex(&l.trace_id) == trace && format!("{:?}", l.body).contains("validating"))
+            .unwrap_or_else(|| panic!("no `validating` record in trace {trace}: {logs:?}"))
+    };
+    let sampled = validating("4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(sampled.span_id, validate[0].span_id);
+    assert_eq!(sampled.flags & 1, 1);
+    let dropped = validating("0af7651916cd43dd8448eb211c80319c");
+    assert_eq!(access[4]["spanId"], hex(&dropped.span_id));
+    assert_eq!(dropped.flags & 1, 0);
 }
 
 /// Catches: `protocol`, `sampling` or `logs` ignored (spans not POSTed as protobuf, a new trace
@@ -388,7 +401,7 @@ fn http_protobuf_follows_sampling_and_sends_no_logs_when_told() {
     );
     // Logging at WARN: the requests' INFO spans are the export's all the same.
     let text = config(dir.path(), &otel).replace(
-        "logging: {level: INFO, loggers: {realtime: DEBUG}, appenders: []}",
+        "logging: {level: INFO, loggers: {realtime: TRACE}, appenders: []}",
         "logging: {level: WARN, appenders: []}",
     );
     let mut service = start(&write_config(dir.path(), &text));

@@ -39,20 +39,23 @@ mod spans;
 mod wire;
 
 use crate::trace::TraceContext;
-pub(crate) use request::{Recording, RequestSpan, ServerSpan, start};
+pub(crate) use request::{Recording, RequestSpan, ServerSpan, decide, start};
 
 /// Whether an export is installed: the observe stage hands spans to it only then.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
-/// A running export: its runtime, its providers and its drop counters.
-/// Its fields drop in order: the providers (which export what is queued) before the runtime
-/// their exporters run on.
+/// A running export: its runtime, its providers, the requests' queue and its drop counters.
+/// [`Export::shutdown`] exports what is queued; dropped without it, the export stops handing
+/// on new spans and what is queued is lost. Its fields drop in order: the providers before the
+/// runtime their exporters run on.
 pub(crate) struct Export {
     tracer: SdkTracerProvider,
     logger: Option<SdkLoggerProvider>,
     /// The recorded requests' spans, and their exporter.
     requests: Arc<request::Queue>,
     request_spans: Arc<spans::Spans>,
+    /// `opentelemetry.timeout`: how long a stop waits for each signal's last export.
+    timeout: Duration,
     dropped_spans: Arc<AtomicU64>,
     dropped_logs: Arc<AtomicU64>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -195,6 +198,7 @@ impl Export {
             logger,
             requests,
             request_spans,
+            timeout,
             dropped_spans,
             dropped_logs,
             runtime: Some(runtime),
@@ -240,16 +244,20 @@ impl Export {
         self.dropped_logs.clone()
     }
 
-    /// Exports what is queued (waiting at most the exporters' timeouts) and stops. Blocks:
+    /// Exports what is queued (waiting at most `timeout` for each signal) and stops. Blocks:
     /// call it outside any runtime's worker.
     pub(crate) fn shutdown(mut self) {
         uninstall();
         if let Some(runtime) = &self.runtime {
-            runtime.block_on(self.requests.export(&self.request_spans));
+            // One deadline for all the requests' batches (after the one under way, if any):
+            // a collector that does not answer delays a stop by `timeout`, not by a timeout a
+            // batch.
+            let last = self.requests.export(&self.request_spans);
+            let _ = runtime.block_on(async { tokio::time::timeout(self.timeout, last).await });
         }
-        let _ = self.tracer.shutdown();
+        let _ = self.tracer.shutdown_with_timeout(self.timeout);
         if let Some(logger) = &self.logger {
-            let _ = logger.shutdown();
+            let _ = logger.shutdown_with_timeout(self.timeout);
         }
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_timeout(Duration::from_secs(1));
@@ -485,17 +493,24 @@ impl<P: SpanProcessor> SpanProcessor for Bounded<P> {
 impl<P: LogProcessor> LogProcessor for Bounded<P> {
     fn emit(&self, record: &mut SdkLogRecord, scope: &opentelemetry::InstrumentationScope) {
         use opentelemetry::logs::LogRecord as _;
-        if record.trace_context().is_none() {
-            // An event of a request the export does not record (a recorded one's context is
-            // current, and the logger took its ids from there): its trace and span all the same.
-            TraceContext::with_current(|trace| {
+        // A recorded request's events carry what the logger took from the current context (the
+        // request's span, or a span made inside it). Any other event of a traced request gets
+        // the request's ids from its trace context: one before its span started, or one the
+        // export does not record (which has no context of its own, and whose spans, dropped by
+        // the sampler, have ids of no trace).
+        TraceContext::with_current(|trace| {
+            if record.trace_context().is_none() || !trace.sampled() {
                 record.set_trace_context(
                     trace::TraceId::from_bytes(trace.trace_id().to_bytes()),
                     trace::SpanId::from_bytes(trace.span_id().to_bytes()),
-                    Some(TraceFlags::default()),
+                    Some(if trace.sampled() {
+                        TraceFlags::SAMPLED
+                    } else {
+                        TraceFlags::default()
+                    }),
                 );
-            });
-        }
+            }
+        });
         if self.admit() {
             self.inner.emit(record, scope);
         }

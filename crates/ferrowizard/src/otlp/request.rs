@@ -51,6 +51,19 @@ fn recorded(trace_id: [u8; 16], bound: u64) -> bool {
     (u64::from_be_bytes(low) >> 1) < bound
 }
 
+/// Whether the installed export records a new trace with `trace`'s id (`None`: no export is
+/// installed). The observe stage asks when the request arrives, so that the trace context's
+/// sampled flag is the export's decision from the start (its log records say so too).
+pub(crate) fn decide(trace: &TraceContext) -> Option<bool> {
+    if !super::INSTALLED.load(Ordering::Acquire) {
+        return None;
+    }
+    Some(match trace.parent_span_id() {
+        Some(_) => trace.sampled(),
+        None => recorded(trace.trace_id().to_bytes(), BOUND.load(Ordering::Acquire)),
+    })
+}
+
 /// Makes `queue` the one recorded requests go to, with new traces recorded at `ratio`.
 pub(super) fn install(queue: Option<Arc<Queue>>, ratio: f64) {
     BOUND.store(bound(ratio), Ordering::Release);
@@ -123,18 +136,26 @@ impl Record {
 pub(super) struct Queue {
     records: Mutex<Vec<Record>>,
     cap: usize,
+    /// A batch's size: [`BATCH`], or `cap` when smaller (a batch must be able to fill up).
+    batch: usize,
     dropped: Arc<AtomicU64>,
     /// Told when a batch is ready before the delay is up.
     full: tokio::sync::Notify,
+    /// Held while records taken from the queue are being sent, so that a stop's last export
+    /// waits for the one under way instead of finding the queue empty.
+    sending: tokio::sync::Mutex<()>,
 }
 
 impl Queue {
     pub(super) fn new(cap: usize, dropped: Arc<AtomicU64>) -> Queue {
+        let batch = BATCH.min(cap).max(1);
         Queue {
-            records: Mutex::new(Vec::with_capacity(BATCH)),
+            records: Mutex::new(Vec::with_capacity(batch)),
             cap,
+            batch,
             dropped,
             full: tokio::sync::Notify::new(),
+            sending: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -145,7 +166,7 @@ impl Queue {
             return;
         }
         records.push(record);
-        if records.len() == BATCH {
+        if records.len() == self.batch {
             self.full.notify_one();
         }
     }
@@ -156,14 +177,15 @@ impl Queue {
         if records.is_empty() {
             return Vec::new();
         }
-        std::mem::replace(&mut *records, Vec::with_capacity(BATCH))
+        std::mem::replace(&mut *records, Vec::with_capacity(self.batch))
     }
 
     /// Exports what is queued, a batch at a time (a batch the collector refuses is lost, as
     /// the SDK's are).
     pub(super) async fn export(&self, spans: &Spans) {
+        let _sending = self.sending.lock().await;
         let records = self.take();
-        for batch in records.chunks(BATCH) {
+        for batch in records.chunks(self.batch) {
             let _ = spans.export_requests(batch).await;
         }
     }
@@ -243,10 +265,10 @@ impl Drop for RequestSpan {
     }
 }
 
-/// Starts the OpenTelemetry side of a request handled with trace context. The export records
-/// the request when its caller's sampled flag says so, else by the configured ratio on its
-/// trace id (the SDK's rule); the decision becomes the trace context's sampled flag, which the
-/// next service is told in `traceparent`.
+/// Starts the OpenTelemetry side of a request handled with trace context, whose sampled flag
+/// is the export's decision ([`decide`]): the export records the request when its caller's
+/// sampled flag says so, else by the configured ratio on its trace id (the SDK's rule); the
+/// next service is told the decision in `traceparent`.
 ///
 /// A request not recorded costs nothing more: the spans made inside it are dropped by the
 /// sampler (`Requests`) and its log records get its ids from its trace context (`Bounded`),
@@ -461,6 +483,51 @@ mod tests {
                 .all(|(k, _)| k != "http.response.status_code")
         );
         assert_eq!(scope.spans[2].name, "POST /events");
+    }
+
+    /// Catches: a queue smaller than a batch that never tells the flusher it is full (it would
+    /// drop what comes between two 5-second ticks), and drops not counted.
+    #[test]
+    fn a_queue_smaller_than_a_batch_is_sent_when_full_and_counts_what_it_drops() {
+        let dropped = Arc::new(AtomicU64::new(0));
+        let queue = Queue::new(3, dropped.clone());
+        let record = || Record {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            parent: None,
+            state: None,
+            start: SystemTime::now(),
+            end: SystemTime::now(),
+            method: Method::GET,
+            version: "1.1",
+            client: None,
+            status: Some(200),
+            text: "/".to_owned(),
+            path: 1,
+            query: None,
+            request_id: None,
+            route: None,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        for _ in 0..2 {
+            queue.push(record());
+        }
+        let told = |queue: &Queue| {
+            runtime.block_on(async {
+                tokio::time::timeout(Duration::from_millis(50), queue.full.notified())
+                    .await
+                    .is_ok()
+            })
+        };
+        assert!(!told(&queue), "not full yet");
+        queue.push(record());
+        assert!(told(&queue), "full at its size, not at 512");
+        queue.push(record());
+        assert_eq!(dropped.load(Ordering::Relaxed), 1);
+        assert_eq!(queue.take().len(), 3);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! OTLP's trace export request (`ExportTraceServiceRequest`) in protobuf, written straight from
-//! the SDK's spans.
+//! the SDK's spans (those made inside requests) and from the requests' own ([`Record`]s).
 //!
 //! By hand, because the crates' way costs more than a tenth of a request at 10% sampling:
 //! opentelemetry-proto converts each span into its generated structs (an allocation for every

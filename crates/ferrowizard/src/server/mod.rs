@@ -35,7 +35,6 @@
 mod accept;
 pub(crate) use access_pattern::check as check_log_format;
 #[cfg(feature = "otlp")]
-pub(crate) use observe::REQUEST_SPAN_TARGET;
 mod access_json;
 mod access_pattern;
 mod activity;

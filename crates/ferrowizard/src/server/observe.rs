@@ -85,7 +85,13 @@ impl Observe {
             (name.clone(), id)
         });
         let trace = self.trace_context.then(|| {
-            let trace = TraceContext::from_headers(req.headers(), || false);
+            #[cfg_attr(not(feature = "otlp"), allow(unused_mut))]
+            let mut trace = TraceContext::from_headers(req.headers(), || false);
+            // With an export, the sampled flag is its decision from the start.
+            #[cfg(feature = "otlp")]
+            if let Some(sampled) = crate::otlp::decide(&trace) {
+                trace.set_sampled(sampled);
+            }
             context.set_hex(
                 TRACE_ID,
                 u128::from_be_bytes(trace.trace_id().to_bytes()),
@@ -189,8 +195,8 @@ impl Observation {
         let Some(trace) = &mut self.trace else {
             return;
         };
-        // With an export, the export's span (the SDK's) stands for the request's, when it
-        // records the request.
+        // With an export, the export's own span stands for the request's (when it records the
+        // request; when not, the request has no span).
         #[cfg(feature = "otlp")]
         match crate::otlp::start(trace, || crate::otlp::ServerSpan {
             method: req.method(),
