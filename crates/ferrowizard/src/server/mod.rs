@@ -34,7 +34,6 @@
 
 mod accept;
 pub(crate) use access_pattern::check as check_log_format;
-#[cfg(feature = "otlp")]
 mod access_json;
 mod access_pattern;
 mod activity;
