@@ -485,13 +485,9 @@ mod tests {
         assert_eq!(scope.spans[2].name, "POST /events");
     }
 
-    /// Catches: a queue smaller than a batch that never tells the flusher it is full (it would
-    /// drop what comes between two 5-second ticks), and drops not counted.
-    #[test]
-    fn a_queue_smaller_than_a_batch_is_sent_when_full_and_counts_what_it_drops() {
-        let dropped = Arc::new(AtomicU64::new(0));
-        let queue = Queue::new(3, dropped.clone());
-        let record = || Record {
+    /// A GET record of `text` whose first `path` bytes are the path, nothing else set.
+    fn plain(text: &str, path: u32) -> Record {
+        Record {
             trace_id: [1; 16],
             span_id: [2; 8],
             parent: None,
@@ -501,12 +497,24 @@ mod tests {
             method: Method::GET,
             version: "1.1",
             client: None,
-            status: Some(200),
-            text: "/".to_owned(),
-            path: 1,
+            status: None,
+            text: text.to_owned(),
+            path,
             query: None,
             request_id: None,
             route: None,
+        }
+    }
+
+    /// Catches: a queue smaller than a batch that never tells the flusher it is full (it would
+    /// drop what comes between two 5-second ticks), and drops not counted.
+    #[test]
+    fn a_queue_smaller_than_a_batch_is_sent_when_full_and_counts_what_it_drops() {
+        let dropped = Arc::new(AtomicU64::new(0));
+        let queue = Queue::new(3, dropped.clone());
+        let record = || Record {
+            status: Some(200),
+            ..plain("/", 1)
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -533,21 +541,10 @@ mod tests {
     #[test]
     fn a_record_keeps_its_parts_and_a_later_route_replaces_the_first() {
         let mut record = Record {
-            trace_id: [1; 16],
-            span_id: [2; 8],
-            parent: None,
-            state: None,
-            start: SystemTime::now(),
-            end: SystemTime::now(),
-            method: Method::GET,
-            version: "1.1",
-            client: None,
-            status: None,
-            text: "/a/bq=1idx/{a}".to_owned(),
-            path: 4,
             query: Some(3),
             request_id: Some(2),
             route: Some(5),
+            ..plain("/a/bq=1idx/{a}", 4)
         };
         assert_eq!(
             record.parts(),
