@@ -289,7 +289,7 @@ fn second_refused_while_first_is_busy(addr: SocketAddr, busy: &str) -> Client {
 }
 
 /// Catches: an admin connector's `maxConnections` ignored (the admin side counts its
-/// connections apart from the application's).
+/// connections apart from the application's), or its refusals missing from the metrics.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_connectors_keep_their_own_max_connections() {
     let gate = Arc::new(Semaphore::new(0));
@@ -307,11 +307,12 @@ async fn admin_connectors_keep_their_own_max_connections() {
         ..Default::default()
     };
     f.request_log.appenders = Vec::new();
+    let metrics = MetricRegistry::new();
     let server = Server::start(
         &ServerFactory::Default(f),
         app(gate.clone()),
         app(gate.clone()),
-        &MetricRegistry::new(),
+        &metrics,
         "test",
     )
     .await
@@ -334,6 +335,15 @@ async fn admin_connectors_keep_their_own_max_connections() {
     })
     .await
     .unwrap();
+    // Counted where it happened: the admin connector's metrics, not the application's.
+    let m: serde_json::Value = serde_json::from_str(&metrics.render_json(false)).unwrap();
+    let refused = |connector: &str| {
+        m["counters"][format!("ferrowizard.connections.refused.{connector}")]["count"].as_u64()
+    };
+    assert_eq!(
+        (refused("admin[0]"), refused("application[0]")),
+        (Some(1), Some(0))
+    );
     gate.add_permits(1);
     drop(first);
     server.shutdown().await;

@@ -85,7 +85,7 @@ pub(crate) async fn accept_loop(
         let fd = None;
         if pressure.accepted(fd) == Admission::Refuse {
             tracing::debug!(target: "ferrowizard::server::connection", %peer, "refused at maxConnections");
-            let open = connections.opened(None);
+            let open = connections.refusing();
             tokio::spawn(refuse(stream, tls.is_some(), open));
             continue;
         }
@@ -99,7 +99,7 @@ pub(crate) async fn accept_loop(
             peer,
         );
         let activity = Arc::new(Activity::new(peer));
-        let open = connections.opened(Some(activity.clone()));
+        let open = connections.opened(activity.clone());
         let tls = tls.clone();
         tokio::spawn(async move {
             // Counted from accept to close, the TLS handshake included.

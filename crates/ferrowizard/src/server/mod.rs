@@ -406,13 +406,21 @@ impl Server {
                 (plan.role != "admin").then_some(&request_metrics),
             );
             let (conn_settings, _, _) = settings(&plan.connector);
+            // Every connector's connections are in the metrics, the admin side's too (labelled
+            // `admin[n]`): its requests are not the application's, its connections are the
+            // process's file descriptors all the same.
+            let open = Connections::default();
+            register_connector(metrics, &connector_name, &open, &overload)?;
+            let limits = Limits::new(plan.connector.max_connections());
             if plan.role == "admin" {
-                let limits = Limits::new(plan.connector.max_connections());
-                admin_jobs.push((listener.into_std(), tls, service, conn_settings, limits));
+                admin_jobs.push((
+                    listener.into_std(),
+                    tls,
+                    service,
+                    conn_settings,
+                    (connector_name, open, limits),
+                ));
             } else {
-                let open = Connections::default();
-                register_connector(metrics, &connector_name, &open, &overload)?;
-                let limits = Limits::new(plan.connector.max_connections());
                 tokio::spawn(accept::accept_loop(
                     listener,
                     tls,
@@ -551,7 +559,7 @@ type AdminJob = (
     Option<tokio_rustls::TlsAcceptor>,
     HttpService,
     ConnectionSettings,
-    Limits,
+    (String, Connections, Limits),
 );
 
 fn start_admin_runtime(
@@ -559,13 +567,13 @@ fn start_admin_runtime(
 ) -> Result<(std::thread::JoinHandle<()>, watch::Sender<bool>), StartError> {
     let (stop, stop_rx) = watch::channel(false);
     let mut ready = Vec::new();
-    for (listener, tls, service, settings, limits) in jobs {
+    for (listener, tls, service, settings, connector) in jobs {
         let listener = listener.map_err(|source| StartError::Bind {
             addr: SocketAddr::from(([0, 0, 0, 0], 0)),
             what: "admin connector".into(),
             source,
         })?;
-        ready.push((listener, tls, service, settings, limits));
+        ready.push((listener, tls, service, settings, connector));
     }
     let thread = std::thread::Builder::new()
         .name("ferrowizard-admin".into())
@@ -581,10 +589,9 @@ fn start_admin_runtime(
                 // One count per connector: `maxConnections` is each connector's own.
                 let mut connections = Vec::new();
                 let mut tasks = Vec::new();
-                for (n, (listener, tls, service, settings, limits)) in ready.into_iter().enumerate() {
-                    let open = Connections::default();
+                for (listener, tls, service, settings, (name, open, limits)) in ready {
                     match TcpListener::from_std(listener) {
-                        Ok(l) => tasks.push(tokio::spawn(accept::accept_loop(l, tls, service, settings, stop_rx.clone(), (format!("admin[{n}]").into(), open.clone(), limits)))),
+                        Ok(l) => tasks.push(tokio::spawn(accept::accept_loop(l, tls, service, settings, stop_rx.clone(), (name.into(), open.clone(), limits)))),
                         Err(e) => tracing::error!(target: "ferrowizard::server", error = %e, "admin connector"),
                     }
                     connections.push(open);

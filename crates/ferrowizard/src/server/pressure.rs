@@ -31,6 +31,8 @@ struct Shared {
     open: AtomicUsize,
     /// Asked to close and not closed yet: no longer counted against `maxConnections`.
     leaving: AtomicUsize,
+    /// Refused at `maxConnections` and being answered: open, but not counted against it.
+    refusing: AtomicUsize,
     next: AtomicU64,
     live: Mutex<BTreeMap<u64, Arc<Activity>>>,
     accept_errors: AtomicU64,
@@ -59,23 +61,35 @@ impl Connections {
         self.0.closed_idle.load(Relaxed)
     }
 
-    /// Open connections not already asked to close.
+    /// Open connections not already asked to close, nor refused.
     fn staying(&self) -> usize {
-        self.open().saturating_sub(self.0.leaving.load(Relaxed))
+        self.open()
+            .saturating_sub(self.0.leaving.load(Relaxed))
+            .saturating_sub(self.0.refusing.load(Relaxed))
     }
 
-    /// Counts one more connection until the returned guard drops; with `activity`, lists it
-    /// among those that may be closed when idle.
-    pub(crate) fn opened(&self, activity: Option<Arc<Activity>>) -> OpenConnection {
+    /// Counts one more connection until the returned guard drops, listed among those that
+    /// may be closed when idle.
+    pub(crate) fn opened(&self, activity: Arc<Activity>) -> OpenConnection {
         self.0.open.fetch_add(1, Relaxed);
-        let listed = activity.map(|a| {
-            let id = self.0.next.fetch_add(1, Relaxed);
-            lock(&self.0.live).insert(id, a.clone());
-            (id, a)
-        });
+        let id = self.0.next.fetch_add(1, Relaxed);
+        lock(&self.0.live).insert(id, activity.clone());
         OpenConnection {
             connections: self.clone(),
-            listed,
+            listed: Some((id, activity)),
+            refused: false,
+        }
+    }
+
+    /// Counts a connection refused at `maxConnections` until the returned guard drops: open
+    /// (shutdown waits for its answer) but not served, so not counted against the limit.
+    pub(crate) fn refusing(&self) -> OpenConnection {
+        self.0.open.fetch_add(1, Relaxed);
+        self.0.refusing.fetch_add(1, Relaxed);
+        OpenConnection {
+            connections: self.clone(),
+            listed: None,
+            refused: true,
         }
     }
 
@@ -119,6 +133,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) struct OpenConnection {
     connections: Connections,
     listed: Option<(u64, Arc<Activity>)>,
+    refused: bool,
 }
 
 impl Drop for OpenConnection {
@@ -129,6 +144,9 @@ impl Drop for OpenConnection {
             if activity.nudged.load(Relaxed) {
                 shared.leaving.fetch_sub(1, Relaxed);
             }
+        }
+        if self.refused {
+            shared.refusing.fetch_sub(1, Relaxed);
         }
         shared.open.fetch_sub(1, Relaxed);
     }
@@ -254,13 +272,15 @@ impl Pressure {
     }
 
     /// Out of descriptors: a fifth of the open-file limit (down to 80%), or a tenth of the
-    /// connections without one; at least one.
+    /// connections without one; at least one; less those already asked to close and not
+    /// closed yet, so that accepts failing again before they close ask no more.
     fn hard_want(&self) -> usize {
         let by_files = self
             .limits
             .open_files
             .map_or(0, |l| usize::try_from(l / 5).unwrap_or(usize::MAX));
-        by_files.max(self.connections.staying() / 10).max(1)
+        let want = by_files.max(self.connections.staying() / 10).max(1);
+        want.saturating_sub(self.connections.0.leaving.load(Relaxed))
     }
 
     /// Accept failed for lack of resources: closes idle connections ([`Pressure::hard_want`]
@@ -391,6 +411,91 @@ impl AcceptErrors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn busy() -> Arc<Activity> {
+        let a = Arc::new(Activity::new("127.0.0.1:1".parse().unwrap()));
+        a.head_pending.store(true, Relaxed);
+        a
+    }
+
+    fn idle() -> Arc<Activity> {
+        Arc::new(Activity::new("127.0.0.1:1".parse().unwrap()))
+    }
+
+    fn limits(max_connections: Option<usize>, open_files: Option<u64>) -> Limits {
+        Limits {
+            max_connections,
+            open_files,
+        }
+    }
+
+    /// A connection being refused holds a socket for up to a second, but is not served: it
+    /// does not count against `maxConnections`.
+    /// Catches: refused connections counted as served ones, refusing new clients after the
+    /// served ones have gone below the limit.
+    #[test]
+    fn refused_connections_do_not_count_against_max_connections() {
+        let connections = Connections::default();
+        let mut pressure = Pressure::new(connections.clone(), limits(Some(2), None));
+        let first = connections.opened(busy());
+        let _second = connections.opened(busy());
+        assert_eq!(pressure.accepted(None), Admission::Refuse);
+        let _answering = connections.refusing();
+        assert_eq!(connections.open(), 3, "the refused socket is open");
+        drop(first);
+        assert_eq!(pressure.accepted(None), Admission::Serve);
+        assert_eq!(connections.refused(), 1);
+    }
+
+    /// Accepts that fail again before the idle connections asked to close have closed ask no
+    /// more of them: out of descriptors, a fifth of the open-file limit goes, not all.
+    /// Catches: each failed accept closing another fifth, emptying the idle connections.
+    #[test]
+    fn failed_accepts_ask_no_more_idle_connections_to_close_than_a_fifth_of_the_limit() {
+        let connections = Connections::default();
+        let mut pressure = Pressure::new(connections.clone(), limits(None, Some(50)));
+        let open: Vec<_> = (0..40).map(|_| connections.opened(idle())).collect();
+        assert_eq!(pressure.accept_failed(), 10);
+        for _ in 0..5 {
+            assert_eq!(pressure.accept_failed(), 0);
+        }
+        assert_eq!(connections.closed_idle(), 10);
+        assert_eq!(connections.accept_errors(), 6);
+        // Once they have closed, a failure asks the next ones.
+        drop(open);
+        let _more: Vec<_> = (0..40).map(|_| connections.opened(idle())).collect();
+        assert_eq!(pressure.accept_failed(), 10);
+    }
+
+    /// File descriptors past 90% of the open-file limit: connections idle for a second are
+    /// closed, the longest idle first, down to 80% of the limit; those idle for less stay.
+    /// Catches: the open-file limit not watched (only `maxConnections`), busy or just-idle
+    /// connections closed under soft pressure, more closed than 80% asks.
+    #[test]
+    fn descriptors_near_the_open_file_limit_close_connections_idle_for_a_second() {
+        let connections = Connections::default();
+        let mut pressure = Pressure::new(connections.clone(), limits(None, Some(100)));
+        let old: Vec<_> = (0..20).map(|_| connections.opened(idle())).collect();
+        let _busy: Vec<_> = (0..20).map(|_| connections.opened(busy())).collect();
+        std::thread::sleep(Duration::from_millis(SOFT_IDLE_MS + 50));
+        let _new: Vec<_> = (0..20).map(|_| connections.opened(idle())).collect();
+        // At 90 descriptors in use, nothing yet.
+        pressure.tick(Ok(90));
+        assert_eq!(connections.closed_idle(), 0);
+        // At 95: 15 to go (down to 80), all of them among the 20 idle for a second.
+        pressure.tick(Ok(95));
+        assert_eq!(connections.closed_idle(), 15);
+        let nudged = |list: &[OpenConnection]| {
+            list.iter()
+                .filter(|c| {
+                    c.listed
+                        .as_ref()
+                        .is_some_and(|(_, a)| a.nudged.load(Relaxed))
+                })
+                .count()
+        };
+        assert_eq!(nudged(&old), 15);
+    }
 
     #[test]
     fn backoff_doubles_to_a_second_and_is_short_when_connections_were_closed() {
