@@ -75,9 +75,7 @@ pub(crate) fn spawn(
         writing: [0; 5],
         held_since: None,
         flushes: Vec::new(),
-        last_report: None,
-        failures: 0,
-        unreported: 0,
+        reports: ErrorReports::default(),
     };
     std::thread::Builder::new()
         .name(format!("ferrowizard-log-writer {name}"))
@@ -109,11 +107,7 @@ struct Worker {
     held_since: Option<Instant>,
     /// Flushes asked for: the index to write up to, and whom to answer.
     flushes: Vec<(u64, Sender<()>)>,
-    last_report: Option<Instant>,
-    /// Failed writes since the last report.
-    failures: u64,
-    /// Lines lost to write errors since the last report.
-    unreported: u64,
+    reports: ErrorReports,
 }
 
 impl Worker {
@@ -319,8 +313,8 @@ impl Worker {
                 for (level, n) in self.levels.iter().enumerate() {
                     self.counters.written(level, *n);
                 }
-                if self.failures > 0 {
-                    self.report_recovery();
+                if let Some(tally) = self.reports.succeeded(Instant::now()) {
+                    eprintln!("ferrowizard-logging: {}: writing again; {tally}", self.name);
                 }
             }
             Err(e) => {
@@ -342,34 +336,57 @@ impl Worker {
     /// and one line a minute says so as well as thousands.
     fn write_failed(&mut self, e: &std::io::Error, lost: u64) {
         self.counters.write_error();
-        self.failures += 1;
-        self.unreported += lost;
-        if self.report_due() {
-            let tally = self.tally();
+        if let Some(tally) = self.reports.failed(lost, Instant::now()) {
             eprintln!(
                 "ferrowizard-logging: {}: write failed: {e}; {tally}; retrying",
                 self.name
             );
         }
     }
+}
 
-    /// After a write that succeeded following failures: once the last report is a minute
-    /// old, tells stderr that writing works again and what was lost since.
-    fn report_recovery(&mut self) {
-        if self.report_due() {
-            let tally = self.tally();
-            eprintln!("ferrowizard-logging: {}: writing again; {tally}", self.name);
+/// When a writer tells stderr about its write errors: the first failure at once, then at
+/// most once every [`ERROR_REPORT_INTERVAL`] while failures go on, and once that writing
+/// works again (no sooner than an interval after the last report), each report with what
+/// failed since the one before.
+#[derive(Debug, Default)]
+struct ErrorReports {
+    last: Option<Instant>,
+    /// Failed writes since the last report.
+    failures: u64,
+    /// Lines lost to write errors since the last report.
+    unreported: u64,
+    /// A failure was reported and its recovery not yet.
+    failing: bool,
+}
+
+impl ErrorReports {
+    /// A write failed at `now`, losing `lost` lines: the tally to report, if one is due.
+    fn failed(&mut self, lost: u64, now: Instant) -> Option<String> {
+        self.failures += 1;
+        self.unreported += lost;
+        self.failing = true;
+        self.due(now).then(|| self.tally(now))
+    }
+
+    /// A write succeeded at `now`: the tally to report with "writing again", if failures are
+    /// unreported as over and a report is due.
+    fn succeeded(&mut self, now: Instant) -> Option<String> {
+        if !self.failing || !self.due(now) {
+            return None;
         }
+        self.failing = false;
+        Some(self.tally(now))
     }
 
-    fn report_due(&self) -> bool {
-        self.last_report
-            .is_none_or(|t| t.elapsed() >= ERROR_REPORT_INTERVAL)
+    fn due(&self, now: Instant) -> bool {
+        self.last
+            .is_none_or(|t| now.saturating_duration_since(t) >= ERROR_REPORT_INTERVAL)
     }
 
-    /// What failed since the last report, for the report being written now.
-    fn tally(&mut self) -> String {
-        let since = match self.last_report {
+    /// What failed since the last report, for the report made at `now`.
+    fn tally(&mut self, now: Instant) -> String {
+        let since = match self.last {
             Some(_) => "since the last report",
             None => "so far",
         };
@@ -378,7 +395,7 @@ impl Worker {
             counted(self.failures, "failed write"),
             counted(self.unreported, "line")
         );
-        self.last_report = Some(Instant::now());
+        self.last = Some(now);
         self.failures = 0;
         self.unreported = 0;
         tally
@@ -408,6 +425,39 @@ fn next_nap(capacity: u64, taken: u64, took: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Catches: a report per failure (thousands a minute on a full disk), a report that
+    /// forgets what failed between reports, a recovery never told because the failures were
+    /// told already, or told at once after the last report.
+    #[test]
+    fn write_errors_are_told_once_a_minute_and_so_is_writing_again() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut r = ErrorReports::default();
+        assert_eq!(r.succeeded(at(0)), None, "nothing failed");
+        assert_eq!(
+            r.failed(10, at(0)).as_deref(),
+            Some("1 failed write and 10 lines dropped so far")
+        );
+        assert_eq!(r.failed(5, at(30)), None);
+        assert_eq!(r.failed(5, at(59)), None);
+        assert_eq!(
+            r.failed(1, at(60)).as_deref(),
+            Some("3 failed writes and 11 lines dropped since the last report")
+        );
+        // Room again 5 s later: told once the last report is a minute old, and once only.
+        assert_eq!(r.succeeded(at(65)), None);
+        assert_eq!(
+            r.succeeded(at(120)).as_deref(),
+            Some("0 failed writes and 0 lines dropped since the last report")
+        );
+        assert_eq!(r.succeeded(at(200)), None);
+        // A failure after a quiet spell is told at once.
+        assert_eq!(
+            r.failed(1, at(300)).as_deref(),
+            Some("1 failed write and 1 line dropped since the last report")
+        );
+    }
 
     #[test]
     fn a_nap_lasts_as_long_as_the_queue_takes_to_fill_by_three_eighths() {
