@@ -50,6 +50,9 @@ pub struct Run {
     pub users: Vec<Arc<Users>>,
     /// The part of the plan this generator runs (`--shard`).
     shard: Shard,
+    /// Each scenario's place in the whole run's count: the open-model arrivals and the
+    /// closed-model slots of the scenarios before it (see [`Plan::shard_after`]).
+    before: Vec<(u64, u64)>,
     /// How connections are opened, and shared under `http.shareConnections`.
     transport: Transport,
     /// The path of `baseUrl` (`/api`), which every request's path is appended to; empty for
@@ -778,8 +781,19 @@ pub fn prepare_shard(
     base_dir: &std::path::Path,
     shard: Shard,
 ) -> Result<Arc<Run>, String> {
+    let before = counted_before(simulation);
     let feeders = Feeders::load(
-        simulation.scenarios.iter().map(|s| s.steps.as_slice()),
+        simulation.scenarios.iter().zip(&before).map(|(s, before)| {
+            // A scenario's users continue the count of the users before it (`before`), and
+            // its feeders' records follow them, so that one record a user is exactly the
+            // unsharded run's on every shard.
+            let offset = if crate::schedule::open_users(&s.injection) > 0 {
+                before.0
+            } else {
+                before.1
+            };
+            (s.steps.as_slice(), offset)
+        }),
         base_dir,
         shard,
     )?;
@@ -823,6 +837,7 @@ pub fn prepare_shard(
             })
             .collect(),
         shard,
+        before,
         transport,
         base_path: uri.path().trim_end_matches('/').to_owned(),
         host: http::HeaderValue::from_str(authority.as_str())
@@ -844,28 +859,34 @@ pub fn prepare_shard(
     }))
 }
 
+/// Each scenario's arrivals and slots before it, in the order of the file. O(steps).
+fn counted_before(simulation: &Simulation) -> Vec<(u64, u64)> {
+    let mut before = (0, 0);
+    simulation
+        .scenarios
+        .iter()
+        .map(|s| {
+            let this = before;
+            before.0 += crate::schedule::open_users(&s.injection);
+            before.1 += crate::schedule::closed_slots(&s.injection);
+            this
+        })
+        .collect()
+}
+
 /// Runs every scenario until its injection ends or `maxDuration` passes. Returns whether it
 /// ended by itself (false: cut at maxDuration).
 pub async fn execute(run: Arc<Run>, simulation: &Simulation) -> bool {
     let deadline = run.started + simulation.max_duration.get();
     let mut scenarios = tokio::task::JoinSet::new();
-    // A shard counts the arrivals and slots of every scenario in one sequence (see
-    // `Plan::shard_after`); the whole run needs no count.
-    let mut before = (0, 0);
-    for (s, users) in simulation.scenarios.iter().zip(&run.users) {
+    for ((s, users), before) in simulation.scenarios.iter().zip(&run.users).zip(&run.before) {
         scenarios.spawn(inject(
             run.clone(),
             Arc::new(s.clone()),
             users.clone(),
             deadline,
-            before,
+            *before,
         ));
-        if !run.shard.is_whole() {
-            before.0 += crate::schedule::open_users(&s.injection);
-            before.1 += Plan::new(&s.injection)
-                .filter(|e| matches!(e, Event::Slot { .. }))
-                .count() as u64;
-        }
     }
     let all = async { while scenarios.join_next().await.is_some() {} };
     tokio::time::timeout_at(deadline, all).await.is_ok()

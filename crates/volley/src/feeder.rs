@@ -1,8 +1,10 @@
 //! Feeders: records of a CSV file (a header row, then records) or a JSON file (an array of
 //! objects) handed to users, one record a `feed` step, by a strategy.
 //!
-//! A shard of a run (`--shard i/N`) has the records whose index in the file is ≡ i (mod N),
-//! whatever the strategy: no record is used by two shards, and together they use the file.
+//! A shard of a run (`--shard i/N`) has the records whose index in the file, counted from
+//! the place of the first scenario that feeds from it among the run's users, is ≡ i (mod N),
+//! whatever the strategy: no record is used by two shards, together they use the file, and
+//! where each user takes one record, every shard has the records of its own users.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,10 +23,16 @@ pub struct Feeder {
 impl Feeder {
     /// Reads `path`: a JSON file (`.json`: an array of objects, each a record whose keys are
     /// its variables) or a CSV file (anything else: a header row, then records), keeping
-    /// `shard`'s records (all of them for [`Shard::WHOLE`]). A shard left with none of a file
+    /// `shard`'s records (all of them for [`Shard::WHOLE`]), the file's first record counted as
+    /// the run's `offset`-th (its first user's place). A shard left with none of a file
     /// that has records is an error: its users would all fail, or a `random` or `circular`
     /// feeder would have nothing to repeat.
-    pub fn load(path: &Path, strategy: FeedStrategy, shard: Shard) -> Result<Feeder, String> {
+    pub fn load(
+        path: &Path,
+        strategy: FeedStrategy,
+        shard: Shard,
+        offset: u64,
+    ) -> Result<Feeder, String> {
         let is_json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -37,7 +45,7 @@ impl Feeder {
         let records: Vec<_> = all
             .into_iter()
             .enumerate()
-            .filter(|(i, _)| shard.keeps(*i as u64))
+            .filter(|(i, _)| shard.keeps(offset.wrapping_add(*i as u64)))
             .map(|(_, r)| r)
             .collect();
         if records.is_empty() && read > 0 {
@@ -147,10 +155,11 @@ pub struct Feeders {
 }
 
 impl Feeders {
-    /// Loads the feeder of every `feed` step under `steps`, files relative to `base_dir`, with
-    /// `shard`'s records (see [`Feeder::load`]).
+    /// Loads the feeder of every `feed` step under each scenario's `steps`, files relative to
+    /// `base_dir`, with `shard`'s records counted from the offset of the first scenario that
+    /// feeds from the file (see [`Feeder::load`]).
     pub fn load<'a>(
-        steps: impl IntoIterator<Item = &'a [Step]>,
+        steps: impl IntoIterator<Item = (&'a [Step], u64)>,
         base_dir: &Path,
         shard: Shard,
     ) -> Result<Feeders, String> {
@@ -164,16 +173,16 @@ impl Feeders {
                 }
             }
         }
-        let mut feeds = Vec::new();
-        for s in steps {
-            collect(s, &mut feeds);
-        }
         let mut by_strategy: HashMap<FeedStrategy, HashMap<String, Feeder>> = HashMap::new();
-        for f in feeds {
-            let files = by_strategy.entry(f.strategy).or_default();
-            if !files.contains_key(&f.file) {
-                let feeder = Feeder::load(&base_dir.join(&f.file), f.strategy, shard)?;
-                files.insert(f.file.clone(), feeder);
+        for (steps, offset) in steps {
+            let mut feeds = Vec::new();
+            collect(steps, &mut feeds);
+            for f in feeds {
+                let files = by_strategy.entry(f.strategy).or_default();
+                if !files.contains_key(&f.file) {
+                    let feeder = Feeder::load(&base_dir.join(&f.file), f.strategy, shard, offset)?;
+                    files.insert(f.file.clone(), feeder);
+                }
             }
         }
         Ok(Feeders { by_strategy })
@@ -206,7 +215,7 @@ mod tests {
             step(FeedStrategy::Queue),
             step(FeedStrategy::Queue),
         ];
-        let feeders = Feeders::load([&steps[..]], dir.path(), Shard::WHOLE).unwrap();
+        let feeders = Feeders::load([(&steps[..], 0)], dir.path(), Shard::WHOLE).unwrap();
         let queue = feeders.get(&feed(FeedStrategy::Queue)).unwrap();
         let circular = feeders.get(&feed(FeedStrategy::Circular)).unwrap();
         assert!(feeders.get(&feed(FeedStrategy::Random)).is_none());
@@ -246,7 +255,7 @@ mod tests {
             let mut seen: Vec<String> = Vec::new();
             for i in 0..3 {
                 let shard = Shard::parse(&format!("{i}/3"), None).unwrap();
-                let feeder = Feeder::load(&path, strategy, shard).unwrap();
+                let feeder = Feeder::load(&path, strategy, shard, 0).unwrap();
                 let own: std::collections::BTreeSet<String> =
                     (0..40).map_while(|_| feeder.next().map(value)).collect();
                 let expected: std::collections::BTreeSet<String> = (0..10)
@@ -272,6 +281,7 @@ mod tests {
             &path,
             FeedStrategy::Queue,
             Shard::parse("2/3", None).unwrap(),
+            0,
         )
         .unwrap();
         let drawn: Vec<String> = std::iter::from_fn(|| queue.next().map(value)).collect();
@@ -284,8 +294,8 @@ mod tests {
         let path = dir.path().join("two.csv");
         std::fs::write(&path, "symbol\nA\nB\n").unwrap();
         let shard = |text: &str| Shard::parse(text, None).unwrap();
-        assert!(Feeder::load(&path, FeedStrategy::Circular, shard("1/3")).is_ok());
-        let err = Feeder::load(&path, FeedStrategy::Circular, shard("2/3"))
+        assert!(Feeder::load(&path, FeedStrategy::Circular, shard("1/3"), 0).is_ok());
+        let err = Feeder::load(&path, FeedStrategy::Circular, shard("2/3"), 0)
             .err()
             .unwrap();
         assert_eq!(
@@ -299,6 +309,6 @@ mod tests {
         // An empty file is no shard's fault: its users say the feeder is empty, as unsharded.
         let empty = dir.path().join("empty.csv");
         std::fs::write(&empty, "symbol\n").unwrap();
-        assert!(Feeder::load(&empty, FeedStrategy::Queue, shard("2/3")).is_ok());
+        assert!(Feeder::load(&empty, FeedStrategy::Queue, shard("2/3"), 0).is_ok());
     }
 }

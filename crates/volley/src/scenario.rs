@@ -611,12 +611,12 @@ section! {
 }
 
 section! {
-    /// `pause: {normal: {mean, stdDev}}`.
+    /// `pause: {normal: {mean, stdDev}}`: both required (a pause with neither would be none).
     pub struct NormalPause {
         /// The mean.
-        mean: Duration = Duration::seconds(0),
+        mean: Option<Duration> = None,
         /// The standard deviation.
-        std_dev: Duration = Duration::seconds(0),
+        std_dev: Option<Duration> = None,
     }
 }
 
@@ -631,10 +631,10 @@ impl PauseForm {
                 }
             }
             (None, None, Some(mean), None) => Ok(Pause::Exponential(mean)),
-            (None, None, None, Some(n)) => Ok(Pause::Normal {
-                mean: n.mean,
-                std_dev: n.std_dev,
-            }),
+            (None, None, None, Some(n)) => match (n.mean, n.std_dev) {
+                (Some(mean), Some(std_dev)) => Ok(Pause::Normal { mean, std_dev }),
+                _ => Err("a normal pause needs both mean and stdDev".into()),
+            },
             (Some(_), None, None, None) | (None, Some(_), None, None) => {
                 Err("a uniform pause needs both min and max".into())
             }
@@ -682,7 +682,12 @@ impl serde::Serialize for Pause {
                 form.max = Some(max);
             }
             Pause::Exponential(mean) => form.exponential = Some(mean),
-            Pause::Normal { mean, std_dev } => form.normal = Some(NormalPause { mean, std_dev }),
+            Pause::Normal { mean, std_dev } => {
+                form.normal = Some(NormalPause {
+                    mean: Some(mean),
+                    std_dev: Some(std_dev),
+                })
+            }
         }
         form.serialize(s)
     }

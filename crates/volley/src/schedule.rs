@@ -114,6 +114,20 @@ struct Cursor {
     spread: Spread,
 }
 
+/// Closed-model slots planned by `steps` (each concurrent step's largest count): the slots
+/// a plan's events hold. O(steps).
+pub fn closed_slots(steps: &[Injection]) -> u64 {
+    steps
+        .iter()
+        .filter_map(|s| s.shape().ok())
+        .map(|shape| match shape {
+            Shape::Concurrent(n, _) => u64::from(n),
+            Shape::RampConcurrent(from, to, _) => u64::from(from.max(to)),
+            Shape::AtOnce(..) | Shape::Ramp(..) | Shape::Rate(..) | Shape::Nothing(_) => 0,
+        })
+        .sum()
+}
+
 /// A scenario's injection, one event at a time, in time order.
 ///
 /// Its state is the step in progress and a counter in it: O(1) in the number of users.
@@ -442,6 +456,7 @@ mod tests {
         assert_eq!(arrivals(&whole), open_users(&steps));
         assert_eq!(open_users(&steps), 4 + 10 + 7 + 8);
         assert_eq!(whole.len() as u64 - arrivals(&whole), 5 + 3);
+        assert_eq!(closed_slots(&steps), 5 + 3);
         assert_eq!(
             Plan::new(&steps).shard(Shard::WHOLE).collect::<Vec<_>>(),
             whole

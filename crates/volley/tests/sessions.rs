@@ -117,7 +117,8 @@ fn count(results: &serde_json::Value, name: &str, outcome: &str) -> u64 {
 /// a regular expression's group go out on the next requests.
 ///
 /// Catches: no cookie jar (`/form` refuses a request without the session cookie), one jar
-/// shared by the users (another session's cookie), a cookie sent outside its path
+/// shared by the users (another session's cookie: the pause after the login keeps about
+/// eight users' sessions open at once), a cookie sent outside its path
 /// (`far=away` in the header: 403), `save` from a header or a regex ignored (an unknown
 /// variable: KO), the whole match kept instead of the group (a csrf of `name="csrf"...`).
 #[test]
@@ -134,6 +135,7 @@ scenarios:
     injection: [{rampUsers: 40, during: 1s}]
     steps:
       - request: {name: login, path: /login, save: {header: X-Token, name: token}}
+      - pause: 200ms
       - request: {name: form, path: /form, status: [200], save: {regex: 'name="csrf" value="(\w+)"', name: csrf}}
       - request:
           name: account
@@ -487,6 +489,14 @@ scenarios:
 ",
     );
     assert!(err.contains("bad.yaml:6:"), "{err}");
+    // A normal pause without its mean or deviation would be no pause at all.
+    for normal in ["{}", "{mean: 1s}", "{stdDev: 1s}"] {
+        let err = check(&format!("      - pause: {{normal: {normal}}}\n"));
+        assert!(
+            err.contains("bad.yaml:6:") && err.contains("needs both mean and stdDev"),
+            "{normal}: {err}"
+        );
+    }
     let err = check(
         "      - exitHereIfFailed: false
 ",

@@ -11,6 +11,9 @@ use std::time::Duration;
 use assert_cmd::Command;
 use support::realtime::{Realtime, histogram_count, results};
 
+/// The first scenario's users, at once: they come before the open scenario's in the run's
+/// count, so that the shards' shares of the open scenario are not those of a run of it alone.
+const FIRST: u64 = 2;
 /// The open scenario's users: 11 over a ramp, then 20 at a randomized rate; one feeder record
 /// and one quote each.
 const OPEN: u64 = 11 + 20;
@@ -32,6 +35,8 @@ fn scenario(dir: &Path, addr: std::net::SocketAddr) -> PathBuf {
         &path,
         format!(
             "baseUrl: http://{addr}\nmaxDuration: 30s\nconsoleInterval: 30s\nscenarios:\n  \
+             - name: first\n    injection: [{{atOnceUsers: {FIRST}}}]\n    \
+             steps: [{{request: {{name: first quotes, path: /realtime/quotes}}}}]\n  \
              - name: open\n    injection:\n      - rampUsers: 11\n        during: 500ms\n      \
              - constantUsersPerSec: 20\n        during: 1s\n        randomized: true\n    steps:\n      \
              - feed: {{file: symbols.csv, strategy: queue}}\n      \
@@ -106,14 +111,15 @@ fn quoted(paths: &[String]) -> Vec<String> {
 /// are the whole run, in users, requests, histograms and feeder records.
 ///
 /// Catches: a shard running the whole plan (3× the users), shards splitting arrivals but not
-/// records (a queue's first records used three times, the last never), closed slots not
-/// divided, a merge that drops the users, histograms that do not add up to the requests.
+/// records (a queue's first records used three times, the last never), records split apart
+/// from the users that take them (a shard with a user more than records: a KO), closed slots
+/// not divided, a merge that drops the users, histograms that do not add up to the requests.
 #[test]
 fn three_shards_run_the_plan_of_one_volley_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let service = Realtime::start(dir.path(), &symbols());
     let file = scenario(dir.path(), service.addr);
-    let total = OPEN + CLOSED;
+    let total = FIRST + OPEN + CLOSED;
 
     let shards: Vec<(Option<i32>, String, String)> = std::thread::scope(|s| {
         let runs: Vec<_> = (0..3)
@@ -135,10 +141,12 @@ fn three_shards_run_the_plan_of_one_volley_exactly() {
         let path = dir.path().join(format!("shard-{i}/results.json"));
         let r = results(&path);
         assert_eq!(r["shard"], serde_json::json!({"index": i, "count": 3}));
-        // 31 arrivals over 3 shards are 11 + 10 + 10; 5 slots 2 + 2 + 1.
+        // 2 + 31 arrivals over 3 shards: the first scenario's 1 + 1 + 0, the open one's
+        // (arrivals 2 to 32 of the run) 10 + 10 + 11; 5 slots 2 + 2 + 1.
         let expected = BTreeMap::from([
             ("closed".to_owned(), [2, 2, 1][i]),
-            ("open".to_owned(), [11, 10, 10][i]),
+            ("first".to_owned(), [1, 1, 0][i]),
+            ("open".to_owned(), [10, 10, 11][i]),
         ]);
         assert_eq!(started(&r), expected, "shard {i}/3");
         assert_eq!(
@@ -185,7 +193,11 @@ fn three_shards_run_the_plan_of_one_volley_exactly() {
     let all_logged = service.paths(2 * total as usize);
     assert_eq!(quoted(&all_logged[total as usize..]), symbols());
 
-    let users = BTreeMap::from([("closed".to_owned(), CLOSED), ("open".to_owned(), OPEN)]);
+    let users = BTreeMap::from([
+        ("closed".to_owned(), CLOSED),
+        ("first".to_owned(), FIRST),
+        ("open".to_owned(), OPEN),
+    ]);
     assert_eq!(started(&whole), users);
     assert_eq!(
         started(&merged),
@@ -197,6 +209,7 @@ fn three_shards_run_the_plan_of_one_volley_exactly() {
         requests(&whole),
         BTreeMap::from([
             ("all quotes".to_owned(), CLOSED),
+            ("first quotes".to_owned(), FIRST),
             ("quote".to_owned(), OPEN)
         ])
     );
