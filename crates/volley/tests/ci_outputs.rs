@@ -350,3 +350,65 @@ fn ctrl_c_still_writes_the_junit_file() {
         "{text}"
     );
 }
+
+/// The repository's CI scenario (examples/realtime/load/ci.yaml, the one README's CI job
+/// runs), shortened, against the real `realtime`: it loads, every request of it is answered
+/// as it expects, and its JUnit file has a test case per assertion. Whether the timing
+/// assertions pass is this machine's business (the exit code is 0 or 2); the failed-requests
+/// one must.
+///
+/// Catches: the scenario drifting from the service (a path, a body or a status it no longer
+/// answers so: KOs), or from volley's keys (exit 1).
+#[test]
+fn the_repositorys_ci_scenario_runs_against_realtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = support::realtime::Realtime::start(dir.path(), &["ACME".to_owned()]);
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/realtime/load/ci.yaml");
+    let junit = dir.path().join("junit.xml");
+    let base = format!("baseUrl=http://{}", service.addr);
+    let set = Path::new("--set");
+    let args = [
+        Path::new("--junit"),
+        &junit,
+        set,
+        Path::new(&base),
+        set,
+        Path::new("scenarios[0].injection[0].during=1s"),
+        set,
+        Path::new("scenarios[0].injection[1].during=1s"),
+    ];
+    let run = volley(dir.path(), &file, &args);
+    let out = run.get_output();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{said}");
+    let r = results(dir.path());
+    assert_eq!(r["global"]["ko"]["count"], 0, "{:?}", r["errors"]);
+    for name in ["all quotes", "quote", "event"] {
+        assert!(
+            r["requests"][name]["total"]["count"].as_u64() > Some(0),
+            "{name}: {said}"
+        );
+    }
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 4, "{text}");
+    let failed = cases
+        .iter()
+        .find(|c| {
+            c.attribute("name") == Some("Global: percentage of failed events is less than 1.0")
+        })
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        failed.children().filter(|n| n.is_element()).count(),
+        0,
+        "{text}"
+    );
+}

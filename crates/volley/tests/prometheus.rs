@@ -29,9 +29,7 @@ impl Drop for Killed {
 /// label that Prometheus refuses.
 #[test]
 fn a_real_prometheus_scrapes_the_running_test() {
-    if !prometheus::installed() {
-        return;
-    }
+    prometheus::require_installed();
     let target = support::serve(|_| async { Response::new(Full::new(Bytes::from("ok"))) });
     let dir = tempfile::tempdir().unwrap();
     let metrics: SocketAddr = format!("127.0.0.1:{}", prometheus::free_port())

@@ -17,9 +17,7 @@ const CONFIG: &str = "server:\n  applicationConnectors: [{type: http, port: 0, b
 /// a request counter that misses requests or counts the admin port's scrapes.
 #[test]
 fn a_real_prometheus_scrapes_the_admin_port() {
-    if !prometheus::installed() {
-        return;
-    }
+    prometheus::require_installed();
     let dir = tempfile::tempdir().unwrap();
     let service = start(&write_config(dir.path(), CONFIG));
     let mut conn = connect(service.app);

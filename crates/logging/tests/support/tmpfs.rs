@@ -14,9 +14,11 @@ pub struct Tmpfs {
 
 impl Tmpfs {
     /// Mounts a tmpfs with `options` (`size=512k`, `size=64k,ro`); `None`, and a line on
-    /// stderr saying why the test is skipped, when this process may not (it needs root, which
-    /// CI has).
+    /// stderr saying why the test is skipped, when this process may not (it needs root).
+    /// With `FERROWIZARD_TMPFS_REQUIRED` set (`.ci/run` sets it: CI runs as root) a mount that
+    /// fails fails the test instead, so that CI never passes these tests without running them.
     pub fn mount(options: &str) -> Option<Tmpfs> {
+        let required = std::env::var_os("FERROWIZARD_TMPFS_REQUIRED").is_some();
         let dir = tempfile::tempdir().expect("a directory to mount on");
         let mounted = Command::new("mount")
             .args(["-t", "tmpfs", "-o", options, "tmpfs"])
@@ -25,13 +27,19 @@ impl Tmpfs {
         match mounted {
             Ok(out) if out.status.success() => Some(Tmpfs { dir }),
             Ok(out) => {
-                eprintln!(
-                    "skipped: mount -t tmpfs failed (it needs root): {}",
+                let why = format!(
+                    "mount -t tmpfs failed (it needs root): {}",
                     String::from_utf8_lossy(&out.stderr).trim()
                 );
+                assert!(!required, "{why} (FERROWIZARD_TMPFS_REQUIRED is set)");
+                eprintln!("skipped: {why}");
                 None
             }
             Err(e) => {
+                assert!(
+                    !required,
+                    "cannot run mount: {e} (FERROWIZARD_TMPFS_REQUIRED is set)"
+                );
                 eprintln!("skipped: cannot run mount: {e}");
                 None
             }

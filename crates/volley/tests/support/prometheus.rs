@@ -21,17 +21,19 @@ impl Drop for Prometheus {
     }
 }
 
-/// Whether Debian's `prometheus` is installed (`.ci/run` installs it); when it is not, says
-/// why the calling test does nothing.
-pub fn installed() -> bool {
+/// Checks that Debian's `prometheus` is installed (`.ci/run` installs it), and fails the
+/// calling test saying how to install it when it is not: a test that passed without its
+/// Prometheus would have checked nothing.
+pub fn require_installed() {
     let found = Command::new("prometheus")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("skipped: Debian's `prometheus` is not installed (apt-get install prometheus)");
-    }
-    found
+    assert!(
+        found,
+        "this test needs Debian's `prometheus` on the PATH: `apt-get install prometheus` \
+         (`.ci/run` installs it when missing) and run it again"
+    );
 }
 
 /// A free port of 127.0.0.1 (free when asked: bind it soon).
