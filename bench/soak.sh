@@ -7,6 +7,8 @@
 #   bench/soak.sh [MINUTES]      (default 30)
 #
 # Flat means: after the first 5 minutes (warm-up), each sample within 10% of the warm-up's last.
+# The load runs half a minute past the last sample, so that every sample is taken under load.
+# Exits 1 if a measure is not flat or the request log's lines differ from the requests served.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-30}
@@ -69,7 +71,7 @@ sample() { # MINUTE
   echo "$1 $rss $fds $ticks $requests" >> "$work/samples"
 }
 # 64 users throttled to the rate: the generator's cost per request stays that of the capacity run.
-scenario "{constantConcurrentUsers: 64, during: ${minutes}m}" "$rate" > "$work/soak.yaml"
+scenario "{constantConcurrentUsers: 64, during: $((minutes * 60 + 30))s}" "$rate" > "$work/soak.yaml"
 target/release/volley run "$work/soak.yaml" --out "$work/soak" > "$work/volley.out" &
 volley=$!
 sample 0
@@ -83,7 +85,8 @@ final=$(served)
 kill -TERM "$pid"
 wait "$pid" || true
 hz=$(getconf CLK_TCK)
-python3 - "$work/samples" "$hz" <<'PY'
+verdict=0
+python3 - "$work/samples" "$hz" <<'PY' || verdict=1
 import sys
 rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
 hz = int(sys.argv[2])
@@ -94,14 +97,19 @@ for prev, row in zip(rows, rows[1:]):
     per.append((row[0], row[1] / 1024, row[2], cpu))
     print(f"{row[0]:6d}  {row[1] / 1024:8.1f}  {row[2]:10d}  {cpu:28.2f}  {row[4] - prev[4]:8d}")
 warm = [p for p in per if p[0] > 5]
+flat = True
 if warm:
     base = next(p for p in per if p[0] == 5) if any(p[0] == 5 for p in per) else warm[0]
     for name, i in (("RSS", 1), ("open files", 2), ("CPU per request", 3)):
         worst = max(abs(p[i] / base[i] - 1) for p in warm)
         print(f"{name}: after minute 5, at most {worst * 100:.1f}% from minute 5's ({'flat' if worst <= 0.10 else 'NOT flat'})")
+        flat = flat and worst <= 0.10
+sys.exit(0 if flat else 1)
 PY
 # The application's requests (the admin side's, this script's samples, are logged too).
 lines=$( { cat "$work"/logs/requests.log; ls "$work"/logs/requests-*.log.gz 2>/dev/null | xargs -r zcat; } | grep -c '"GET /realtime/')
 archives=$(ls "$work"/logs/requests-*.log.gz 2>/dev/null | wc -l)
 echo "request-log lines: $lines (current file and $archives archives); requests the service answered: $final ($([ "$lines" = "$final" ] && echo equal || echo NOT equal))"
+[ "$lines" = "$final" ] || verdict=1
 grep -E "request count|KO|timeout" "$work/volley.out" | head -5 || true
+exit "$verdict"
