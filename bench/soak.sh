@@ -14,7 +14,9 @@ cd "$(dirname "$0")/.."
 minutes=${1:-30}
 cargo build --release -q -p realtime -p volley
 work=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+pid="" volley=""
+trap 'kill $pid $volley 2>/dev/null || true; rm -rf "$work"' EXIT
+shopt -s nullglob
 cat > "$work/realtime.yaml" <<YAML
 server:
   applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]
@@ -74,9 +76,12 @@ sample() { # MINUTE
 scenario "{constantConcurrentUsers: 64, during: $((minutes * 60 + 30))s}" "$rate" > "$work/soak.yaml"
 target/release/volley run "$work/soak.yaml" --out "$work/soak" > "$work/volley.out" &
 volley=$!
+start=$(date +%s)
 sample 0
 for m in $(seq 1 "$minutes"); do
-  sleep 60
+  # To fixed times from the start: the samples' own time does not add up over a long run.
+  wait_s=$((start + 60 * m - $(date +%s)))
+  [ "$wait_s" -le 0 ] || sleep "$wait_s"
   sample "$m"
 done
 wait "$volley"
@@ -107,8 +112,9 @@ if warm:
 sys.exit(0 if flat else 1)
 PY
 # The application's requests (the admin side's, this script's samples, are logged too).
-lines=$( { cat "$work"/logs/requests.log; ls "$work"/logs/requests-*.log.gz 2>/dev/null | xargs -r zcat; } | grep -c '"GET /realtime/')
-archives=$(ls "$work"/logs/requests-*.log.gz 2>/dev/null | wc -l)
+archived=("$work"/logs/requests-*.log.gz)
+lines=$( { cat "$work"/logs/requests.log; [ ${#archived[@]} -eq 0 ] || zcat "${archived[@]}"; } | grep -c '"GET /realtime/' || true)
+archives=${#archived[@]}
 echo "request-log lines: $lines (current file and $archives archives); requests the service answered: $final ($([ "$lines" = "$final" ] && echo equal || echo NOT equal))"
 [ "$lines" = "$final" ] || verdict=1
 grep -E "request count|KO|timeout" "$work/volley.out" | head -5 || true

@@ -861,14 +861,18 @@ pub fn prepare_shard(
 
 /// Each scenario's arrivals and slots before it, in the order of the file. O(steps).
 fn counted_before(simulation: &Simulation) -> Vec<(u64, u64)> {
-    let mut before = (0, 0);
+    let mut before = (0u64, 0u64);
     simulation
         .scenarios
         .iter()
         .map(|s| {
             let this = before;
-            before.0 += crate::schedule::open_users(&s.injection);
-            before.1 += crate::schedule::closed_slots(&s.injection);
+            before.0 = before
+                .0
+                .saturating_add(crate::schedule::open_users(&s.injection));
+            before.1 = before
+                .1
+                .saturating_add(crate::schedule::closed_slots(&s.injection));
             this
         })
         .collect()

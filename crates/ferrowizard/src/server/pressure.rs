@@ -198,7 +198,15 @@ pub(crate) struct Pressure {
     limits: Limits,
     /// The last soft-pressure scan: at most one every [`SCAN_EVERY`].
     scanned: Option<Instant>,
+    /// Out of descriptors: when idle connections were first asked to close for it, and how
+    /// many have been asked since (see [`Pressure::out_of_descriptors`]).
+    asked: Option<(Instant, usize)>,
 }
+
+/// Idle connections asked to close for want of descriptors count as on their way out for this
+/// long: failures meanwhile ask only for what they have not, and a connection that stays (a
+/// request it had begun) holds nothing back after it.
+const ASKED_FOR: Duration = Duration::from_secs(1);
 
 /// Soft pressure lasts while connections keep coming: scanning the list on every accept would
 /// cost a lock and a pass over every connection each time.
@@ -210,6 +218,7 @@ impl Pressure {
             connections,
             limits,
             scanned: None,
+            asked: None,
         }
     }
 
@@ -239,7 +248,7 @@ impl Pressure {
         match probe {
             Ok(fd) => self.relieve(Some(fd), 0),
             Err(e) if lacks_resources(&e) => {
-                self.connections.close_idle(self.hard_want(), true);
+                self.out_of_descriptors();
             }
             Err(_) => {}
         }
@@ -272,22 +281,40 @@ impl Pressure {
     }
 
     /// Out of descriptors: a fifth of the open-file limit (down to 80%), or a tenth of the
-    /// connections without one; at least one; less those already asked to close and not
-    /// closed yet, so that accepts failing again before they close ask no more.
+    /// connections without one; at least one.
     fn hard_want(&self) -> usize {
         let by_files = self
             .limits
             .open_files
             .map_or(0, |l| usize::try_from(l / 5).unwrap_or(usize::MAX));
-        let want = by_files.max(self.connections.staying() / 10).max(1);
-        want.saturating_sub(self.connections.0.leaving.load(Relaxed))
+        by_files.max(self.connections.staying() / 10).max(1)
     }
 
-    /// Accept failed for lack of resources: closes idle connections ([`Pressure::hard_want`]
-    /// of them, the longest idle first). Returns how many were asked to close.
+    /// Out of descriptors: asks [`Pressure::hard_want`] idle connections to close, the longest
+    /// idle first, less those it asked within [`ASKED_FOR`] that have not closed yet, so that
+    /// accepts failing again before they close ask no more. Returns how many were asked.
+    fn out_of_descriptors(&mut self) -> usize {
+        let now = Instant::now();
+        let recent = self
+            .asked
+            .filter(|(since, _)| now.saturating_duration_since(*since) < ASKED_FOR)
+            .map_or(0, |(_, n)| n);
+        let pending = recent.min(self.connections.0.leaving.load(Relaxed));
+        let asked = self
+            .connections
+            .close_idle(self.hard_want().saturating_sub(pending), true);
+        if asked > 0 {
+            let since = self.asked.filter(|_| recent > 0).map_or(now, |(t, _)| t);
+            self.asked = Some((since, recent + asked));
+        }
+        asked
+    }
+
+    /// Accept failed for lack of resources: closes idle connections (see
+    /// [`Pressure::out_of_descriptors`]). Returns how many were asked to close.
     pub(crate) fn accept_failed(&mut self) -> usize {
         self.connections.0.accept_errors.fetch_add(1, Relaxed);
-        self.connections.close_idle(self.hard_want(), true)
+        self.out_of_descriptors()
     }
 }
 
@@ -448,8 +475,10 @@ mod tests {
     }
 
     /// Accepts that fail again before the idle connections asked to close have closed ask no
-    /// more of them: out of descriptors, a fifth of the open-file limit goes, not all.
-    /// Catches: each failed accept closing another fifth, emptying the idle connections.
+    /// more of them: out of descriptors, a fifth of the open-file limit goes, not all; but
+    /// connections asked a second ago and still open hold back no more.
+    /// Catches: each failed accept closing another fifth, emptying the idle connections; a
+    /// connection that never closes stopping the closing for good.
     #[test]
     fn failed_accepts_ask_no_more_idle_connections_to_close_than_a_fifth_of_the_limit() {
         let connections = Connections::default();
@@ -463,8 +492,12 @@ mod tests {
         assert_eq!(connections.accept_errors(), 6);
         // Once they have closed, a failure asks the next ones.
         drop(open);
-        let _more: Vec<_> = (0..40).map(|_| connections.opened(idle())).collect();
+        let more: Vec<_> = (0..40).map(|_| connections.opened(idle())).collect();
         assert_eq!(pressure.accept_failed(), 10);
+        // Those that stay past a second (a request they had begun) hold nothing back.
+        std::thread::sleep(ASKED_FOR + Duration::from_millis(50));
+        assert_eq!(pressure.accept_failed(), 10);
+        drop(more);
     }
 
     /// File descriptors past 90% of the open-file limit: connections idle for a second are

@@ -345,10 +345,12 @@ impl Worker {
     }
 }
 
-/// When a writer tells stderr about its write errors: the first failure at once, then at
-/// most once every [`ERROR_REPORT_INTERVAL`] while failures go on, and once that writing
-/// works again (no sooner than an interval after the last report), each report with what
-/// failed since the one before.
+/// When a writer tells stderr about its write errors: a failure at once when none is being
+/// told (the first, or the first after writing was told to work again), then at most once
+/// every [`ERROR_REPORT_INTERVAL`] while failures go on; and that writing works again once a
+/// whole interval passed without a failure (a write into a sink's buffer succeeds whether or
+/// not the disk has room, so one success proves nothing) and an interval after the last
+/// report. Each report says what failed since the one before.
 #[derive(Debug, Default)]
 struct ErrorReports {
     last: Option<Instant>,
@@ -356,8 +358,9 @@ struct ErrorReports {
     failures: u64,
     /// Lines lost to write errors since the last report.
     unreported: u64,
-    /// A failure was reported and its recovery not yet.
+    /// Failures were told and their end not yet.
     failing: bool,
+    last_failure: Option<Instant>,
 }
 
 impl ErrorReports {
@@ -365,14 +368,18 @@ impl ErrorReports {
     fn failed(&mut self, lost: u64, now: Instant) -> Option<String> {
         self.failures += 1;
         self.unreported += lost;
-        self.failing = true;
-        self.due(now).then(|| self.tally(now))
+        self.last_failure = Some(now);
+        let fresh = !std::mem::replace(&mut self.failing, true);
+        (fresh || self.due(now)).then(|| self.tally(now))
     }
 
-    /// A write succeeded at `now`: the tally to report with "writing again", if failures are
-    /// unreported as over and a report is due.
+    /// A write succeeded at `now`: the tally to report with "writing again", if failures
+    /// were told, none came for an interval, and a report is due.
     fn succeeded(&mut self, now: Instant) -> Option<String> {
-        if !self.failing || !self.due(now) {
+        let quiet = self
+            .last_failure
+            .is_none_or(|t| now.saturating_duration_since(t) >= ERROR_REPORT_INTERVAL);
+        if !self.failing || !quiet || !self.due(now) {
             return None;
         }
         self.failing = false;
@@ -428,7 +435,8 @@ mod tests {
 
     /// Catches: a report per failure (thousands a minute on a full disk), a report that
     /// forgets what failed between reports, a recovery never told because the failures were
-    /// told already, or told at once after the last report.
+    /// told already, told at once after the last report, or told on a success between
+    /// failures; a new outage after a recovery held back.
     #[test]
     fn write_errors_are_told_once_a_minute_and_so_is_writing_again() {
         let t0 = Instant::now();
@@ -445,18 +453,30 @@ mod tests {
             r.failed(1, at(60)).as_deref(),
             Some("3 failed writes and 11 lines dropped since the last report")
         );
-        // Room again 5 s later: told once the last report is a minute old, and once only.
+        // Room again 5 s later: told once the last failure and the last report are a minute
+        // old, and once only.
         assert_eq!(r.succeeded(at(65)), None);
+        assert_eq!(r.succeeded(at(119)), None);
         assert_eq!(
             r.succeeded(at(120)).as_deref(),
             Some("0 failed writes and 0 lines dropped since the last report")
         );
         assert_eq!(r.succeeded(at(200)), None);
-        // A failure after a quiet spell is told at once.
+        // A failure after writing was told to work again is told at once.
         assert_eq!(
             r.failed(1, at(300)).as_deref(),
             Some("1 failed write and 1 line dropped since the last report")
         );
+        // A success between failures (a write into a buffer) is no recovery: the failure at
+        // 310 keeps "writing again" back until 370.
+        assert_eq!(r.succeeded(at(301)), None);
+        assert_eq!(r.failed(2, at(310)), None);
+        assert_eq!(r.succeeded(at(365)), None);
+        assert_eq!(
+            r.succeeded(at(370)).as_deref(),
+            Some("1 failed write and 2 lines dropped since the last report")
+        );
+        assert!(r.failed(1, at(375)).is_some());
     }
 
     #[test]

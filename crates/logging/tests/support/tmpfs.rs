@@ -18,7 +18,7 @@ impl Tmpfs {
     /// With `FERROWIZARD_TMPFS_REQUIRED` set (`.ci/run` sets it: CI runs as root) a mount that
     /// fails fails the test instead, so that CI never passes these tests without running them.
     pub fn mount(options: &str) -> Option<Tmpfs> {
-        let required = std::env::var_os("FERROWIZARD_TMPFS_REQUIRED").is_some();
+        let required = std::env::var_os("FERROWIZARD_TMPFS_REQUIRED").is_some_and(|v| v != "0");
         let dir = tempfile::tempdir().expect("a directory to mount on");
         let mounted = Command::new("mount")
             .args(["-t", "tmpfs", "-o", options, "tmpfs"])
