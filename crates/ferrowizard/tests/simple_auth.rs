@@ -1,6 +1,7 @@
 //! `admin.auth` on the `type: simple` server, on a real socket: one connector serves the
 //! application under `applicationContextPath` and the admin interface under
-//! `adminContextPath`; every admin path wants the credentials, no application path does.
+//! `adminContextPath`; every admin path wants the credentials, no application path does. And
+//! the same for the default server's admin connector under an `adminContextPath`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -9,7 +10,9 @@ use std::time::Duration;
 
 use axum::routing::get;
 use ferrowizard::admin::Admin;
-use ferrowizard::config::server::{ConnectorFactory, HttpConnectorFactory, SimpleServerFactory};
+use ferrowizard::config::server::{
+    ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, SimpleServerFactory,
+};
 use ferrowizard::config::{AdminAuth, AdminFactory, Secret, ServerFactory};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::{Routes, Server};
@@ -72,11 +75,7 @@ fn ask(addr: SocketAddr, method: &str, path: &str, authorization: Option<&str>) 
 /// routes (one named like an admin path).
 async fn start(auth: AdminAuth) -> (Server, SocketAddr) {
     let mut f = SimpleServerFactory {
-        connector: ConnectorFactory::Http(HttpConnectorFactory {
-            port: 0,
-            bind_host: Some("127.0.0.1".into()),
-            ..Default::default()
-        }),
+        connector: ConnectorFactory::Http(local()),
         ..Default::default()
     };
     f.request_log.appenders = Vec::new();
@@ -87,6 +86,25 @@ async fn start(auth: AdminAuth) -> (Server, SocketAddr) {
         ),
         ("/application", "/admin")
     );
+    let server = start_server(ServerFactory::Simple(f), auth).await;
+    let bound = server.bound();
+    assert_eq!(bound.len(), 1, "the simple server has one connector");
+    assert!(bound[0].addr.ip().is_loopback());
+    let addr = bound[0].addr;
+    (server, addr)
+}
+
+/// An HTTP connector on a free port of 127.0.0.1.
+fn local() -> HttpConnectorFactory {
+    HttpConnectorFactory {
+        port: 0,
+        bind_host: Some("127.0.0.1".into()),
+        ..Default::default()
+    }
+}
+
+/// `server` serving the test's application and its admin interface behind `auth`.
+async fn start_server(server: ServerFactory, auth: AdminAuth) -> Server {
     let config = AdminFactory {
         auth: Some(auth),
         ..Default::default()
@@ -106,20 +124,9 @@ async fn start(auth: AdminAuth) -> (Server, SocketAddr) {
     let app = Routes::new()
         .route("/hello", get(|| async { "hello\n" }))
         .route("/ping", get(|| async { "application ping\n" }));
-    let server = Server::start(
-        &ServerFactory::Simple(f),
-        app,
-        admin.router(),
-        &MetricRegistry::new(),
-        "test",
-    )
-    .await
-    .unwrap();
-    let bound = server.bound();
-    assert_eq!(bound.len(), 1, "the simple server has one connector");
-    assert!(bound[0].addr.ip().is_loopback());
-    let addr = bound[0].addr;
-    (server, addr)
+    Server::start(&server, app, admin.router(), &MetricRegistry::new(), "test")
+        .await
+        .unwrap()
 }
 
 /// Every admin endpoint of the simple server, and what it answers with the right
@@ -138,16 +145,56 @@ const ADMIN_PATHS: [(&str, &str, u16); 9] = [
     ("DELETE", "/admin/ping", 405),
 ];
 
-/// Admin paths that no admin route matches: on the simple server they should be guarded like
-/// the rest (a 404 to an anonymous client tells what exists), as on the default server with
-/// `adminContextPath: /` (`examples/realtime/tests/admin.rs`). They are not today: see
-/// [`simple_server_guards_unknown_admin_paths`].
+/// Admin paths that no admin route matches: on the simple server they are guarded like the
+/// rest (a 404 to an anonymous client tells what exists), as on the default server with
+/// `adminContextPath: /` (`examples/realtime/tests/admin.rs`).
 const UNKNOWN_ADMIN_PATHS: [&str; 4] = [
     "/admin/no-such-page",
     "/admin/ping/deeper",
     "/admin",
     "/admin/",
 ];
+
+/// The default server with `adminContextPath: /admin`: on the admin connector, unknown paths
+/// under the prefix want the credentials as the known ones do.
+/// Catches: the admin router nested with axum's `nest` on the default server too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_server_guards_unknown_admin_paths_under_its_context_path() {
+    let mut f = DefaultServerFactory {
+        application_connectors: vec![ConnectorFactory::Http(local())],
+        admin_connectors: vec![ConnectorFactory::Http(local())],
+        admin_context_path: "/admin".into(),
+        ..Default::default()
+    };
+    f.request_log.appenders = Vec::new();
+    let server = start_server(
+        ServerFactory::Default(f),
+        AdminAuth::Bearer(Secret("s3cret-token".into())),
+    )
+    .await;
+    let admin = server
+        .bound()
+        .iter()
+        .find(|b| b.role == "admin")
+        .unwrap()
+        .addr;
+    tokio::task::spawn_blocking(move || {
+        let right = Some("Bearer s3cret-token");
+        assert_eq!(ask(admin, "GET", "/admin/ping", right).status, 200);
+        assert_eq!(ask(admin, "GET", "/admin/ping", None).status, 401);
+        for path in UNKNOWN_ADMIN_PATHS {
+            assert_eq!(
+                ask(admin, "GET", path, None).status,
+                401,
+                "anonymous {path}"
+            );
+            assert_eq!(ask(admin, "GET", path, right).status, 404, "{path}");
+        }
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+}
 
 /// Checks that the application's paths want nothing, whatever `Authorization` they carry;
 /// then every admin path anonymous, with each of `wrong`, and with `right`.
@@ -287,14 +334,10 @@ async fn simple_server_basic_auth_guards_every_admin_path_and_no_application_pat
 /// Unknown admin paths on the simple server answer 401 to anonymous clients and wrong
 /// credentials, and 404 only to the right ones.
 ///
-/// KNOWN FAILURE, hence `#[ignore]`: today they answer 404 to anyone. The admin router is
-/// nested under `adminContextPath` (`server::prefixed`: `Router::new().nest(path, router)`),
-/// and axum 0.8's `nest` does not hand unmatched paths to the nested router's default
-/// fallback (the only one `admin.auth`'s `.layer` guards): they reach the outer router's
-/// unguarded fallback. The same happens on the default server with any `adminContextPath`
-/// other than `/`. Not fixed here (tests only); run with `--ignored` once it is.
+/// Catches: the admin router nested with axum's `nest`, which hands unmatched paths under the
+/// prefix to the outer router's fallback, outside `admin.auth` (a 404 to anyone tells what
+/// exists).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "known bug: unknown admin paths under a non-root adminContextPath are not guarded"]
 async fn simple_server_guards_unknown_admin_paths() {
     let (server, addr) = start(AdminAuth::Bearer(Secret("s3cret-token".into()))).await;
     tokio::task::spawn_blocking(move || {

@@ -266,7 +266,10 @@ fn prefixed(router: Router, path: &str) -> Router {
     if path.is_empty() {
         router
     } else {
-        Router::new().nest(path, router)
+        // `nest_service`, not `nest`: every path under the prefix reaches `router`, unknown
+        // ones too, so that its fallback (behind `admin.auth` when set) answers them rather
+        // than the outer router's unguarded one.
+        Router::new().nest_service(path, router)
     }
 }
 
@@ -347,7 +350,7 @@ impl Server {
             }
             ServerFactory::Simple(f) => {
                 let (app, table) = app.into().under(&shared.application_path);
-                let admin = route::layered(prefixed(admin_router, &f.admin_context_path));
+                let admin = prefixed(route::layered(admin_router), &f.admin_context_path);
                 let router: Served = (app.merge(admin), Arc::new(table));
                 vec![(
                     Plan {
