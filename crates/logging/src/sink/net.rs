@@ -280,16 +280,8 @@ impl SyslogHeader {
         let hostname = gethostname::gethostname().to_string_lossy().into_owned();
         SyslogHeader {
             facility: facility_code(facility),
-            hostname: if hostname.is_empty() {
-                "-".into()
-            } else {
-                hostname
-            },
-            app_name: if app_name.is_empty() {
-                "-".into()
-            } else {
-                app_name.replace(' ', "_")
-            },
+            hostname: header_field(&hostname, 255),
+            app_name: header_field(app_name, 48),
             proc_id: std::process::id().to_string(),
         }
     }
@@ -314,6 +306,18 @@ impl SyslogHeader {
             self.proc_id
         );
     }
+}
+
+/// A header field as RFC 5424 allows it: printable US-ASCII (`!` to `~`) only, at most `max`
+/// characters, `-` when empty; anything else (a space, a control or non-ASCII character)
+/// becomes `_`, so that a name never shifts the fields after it.
+fn header_field(value: &str, max: usize) -> String {
+    let field: String = value
+        .chars()
+        .take(max)
+        .map(|c| if ('!'..='~').contains(&c) { c } else { '_' })
+        .collect();
+    if field.is_empty() { "-".into() } else { field }
 }
 
 /// Syslog's numeric facility.
@@ -359,5 +363,21 @@ pub fn syslog_sink(
             Framing::OctetCounted,
         )),
         SyslogProtocol::Unix => Box::new(DatagramSink::unix(socket_path)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_field;
+
+    /// Catches: a space or a non-ASCII character left in APP-NAME (a syslog server then reads
+    /// the next word as PROCID), a name longer than the grammar's 48, an empty one not `-`.
+    #[test]
+    fn header_fields_keep_to_rfc_5424s_characters_and_lengths() {
+        assert_eq!(header_field("quotes", 48), "quotes");
+        assert_eq!(header_field("my quotes\tsvc", 48), "my_quotes_svc");
+        assert_eq!(header_field("café", 48), "caf_");
+        assert_eq!(header_field("", 48), "-");
+        assert_eq!(header_field(&"a".repeat(60), 48), "a".repeat(48));
     }
 }
