@@ -161,7 +161,8 @@ fn column<'a>(header: &[String], row: &'a csv::StringRecord, name: &str) -> &'a 
 /// a JUnit suite of no test cases.
 ///
 /// Catches: a series entry skipped, a request's OK and KO columns swapped, the global row left
-/// out, `report` ignoring `--csv`, a run without assertions writing no JUnit file.
+/// out or not told from a request named `Global`, `report` ignoring `--csv`, a run without
+/// assertions writing no JUnit file.
 #[test]
 fn csv_files_hold_the_series_and_the_counts_of_results_json() {
     let addr = serve();
@@ -170,7 +171,7 @@ fn csv_files_hold_the_series_and_the_counts_of_results_json() {
         dir.path(),
         &format!(
             "baseUrl: http://{addr}\nscenarios:\n  - name: s\n    injection: [{{constantUsersPerSec: 10, during: 2s}}]\n    steps:\n      \
-             - request: {{name: ok, path: /ok}}\n      - request: {{name: missing, path: /missing}}\n"
+             - request: {{name: Global, path: /ok}}\n      - request: {{name: missing, path: /missing}}\n"
         ),
     );
     let csv_dir = dir.path().join("csv");
@@ -210,30 +211,38 @@ fn csv_files_hold_the_series_and_the_counts_of_results_json() {
     assert_eq!(
         header,
         [
-            "name", "count", "ok", "ko", "min", "p50", "p75", "p95", "p99", "max", "mean",
+            "scope", "name", "count", "ok", "ko", "min", "p50", "p75", "p95", "p99", "max", "mean",
             "stdDev", "meanRps"
         ]
     );
-    let names: Vec<&str> = requests.iter().map(|row| &row[0]).collect();
-    assert_eq!(names, ["Global", "missing", "ok"]);
+    let names: Vec<(&str, &str)> = requests.iter().map(|row| (&row[0], &row[1])).collect();
+    assert_eq!(
+        names,
+        [
+            ("global", "Global"),
+            ("request", "Global"),
+            ("request", "missing")
+        ]
+    );
     for row in &requests {
-        let figures = match &row[0] {
-            "Global" => &r["global"],
-            name => &r["requests"][name],
+        let figures = match (&row[0], &row[1]) {
+            ("global", _) => &r["global"],
+            (_, name) => &r["requests"][name],
         };
         for (col, summary) in [("count", "total"), ("ok", "ok"), ("ko", "ko")] {
             assert_eq!(
                 column(&header, row, col),
                 figures[summary]["count"].to_string(),
-                "{} {col}",
-                &row[0]
+                "{} {} {col}",
+                &row[0],
+                &row[1]
             );
         }
         let max: f64 = column(&header, row, "max").parse().unwrap();
         assert_eq!(max, figures["total"]["max"].as_f64().unwrap());
     }
-    assert_eq!(column(&header, &requests[1], "ok"), "0", "/missing is 404");
-    assert_ne!(column(&header, &requests[1], "ko"), "0");
+    assert_eq!(column(&header, &requests[2], "ok"), "0", "/missing is 404");
+    assert_ne!(column(&header, &requests[2], "ko"), "0");
 
     let text = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&text).unwrap();

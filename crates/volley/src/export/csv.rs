@@ -27,15 +27,17 @@ pub const SERIES_COLUMNS: [&str; 8] = [
     "p99",
 ];
 
-/// `requests.csv`'s columns: the request name, its responses, OK and KO among them, the
-/// response times of all of them (ms) and the responses a second over the run.
-pub const REQUESTS_COLUMNS: [&str; 13] = [
-    "name", "count", "ok", "ko", "min", "p50", "p75", "p95", "p99", "max", "mean", "stdDev",
-    "meanRps",
+/// `requests.csv`'s columns: the row's scope (`global`, all requests together, or `request`,
+/// one request name: a request may be named `Global`), the request name, its responses, OK and
+/// KO among them, the response times of all of them (ms) and the responses a second over the
+/// run.
+pub const REQUESTS_COLUMNS: [&str; 14] = [
+    "scope", "name", "count", "ok", "ko", "min", "p50", "p75", "p95", "p99", "max", "mean",
+    "stdDev", "meanRps",
 ];
 
 /// The name of `requests.csv`'s first row, all requests together (as the assertions' scope
-/// and the console call it).
+/// and the console call it); its scope is `global`.
 pub const GLOBAL_ROW: &str = "Global";
 
 /// Writes [`SERIES_FILE`] and [`REQUESTS_FILE`] of `results` into `folder`, creating it when
@@ -124,24 +126,29 @@ pub fn write_series<W: Write>(results: &Results, out: W) -> Result<(), ::csv::Er
 /// volley::export::csv::write_requests(&results, &mut csv)?;
 /// let text = String::from_utf8_lossy(&csv);
 /// let rows: Vec<&str> = text.lines().collect();
-/// assert_eq!(rows[0], "name,count,ok,ko,min,p50,p75,p95,p99,max,mean,stdDev,meanRps");
-/// assert!(rows[1].starts_with("Global,1,1,0,12.0,"));
-/// assert!(rows[2].starts_with("quote,1,1,0,12.0,"));
+/// assert_eq!(rows[0], "scope,name,count,ok,ko,min,p50,p75,p95,p99,max,mean,stdDev,meanRps");
+/// assert!(rows[1].starts_with("global,Global,1,1,0,12.0,"));
+/// assert!(rows[2].starts_with("request,quote,1,1,0,12.0,"));
 /// # Ok::<(), csv::Error>(())
 /// ```
 pub fn write_requests<W: Write>(results: &Results, out: W) -> Result<(), ::csv::Error> {
     let mut csv = writer(out);
     csv.write_record(REQUESTS_COLUMNS)?;
-    let rows = std::iter::once((GLOBAL_ROW, &results.global))
-        .chain(results.requests.iter().map(|(name, r)| (name.as_str(), r)));
-    for (name, r) in rows {
-        csv.serialize(request_row(name, r))?;
+    let rows = std::iter::once(("global", GLOBAL_ROW, &results.global)).chain(
+        results
+            .requests
+            .iter()
+            .map(|(name, r)| ("request", name.as_str(), r)),
+    );
+    for (scope, name, r) in rows {
+        csv.serialize(request_row(scope, name, r))?;
     }
     csv.flush()?;
     Ok(())
 }
 
 type RequestRow<'a> = (
+    &'a str,
     &'a str,
     u64,
     u64,
@@ -158,10 +165,10 @@ type RequestRow<'a> = (
 );
 
 /// One row of `requests.csv`, in the order of [`REQUESTS_COLUMNS`].
-fn request_row<'a>(name: &'a str, r: &RequestResults) -> RequestRow<'a> {
+fn request_row<'a>(scope: &'a str, name: &'a str, r: &RequestResults) -> RequestRow<'a> {
     let t = &r.total;
     (
-        name, t.count, r.ok.count, r.ko.count, t.min, t.p50, t.p75, t.p95, t.p99, t.max, t.mean,
-        t.std_dev, r.mean_rps,
+        scope, name, t.count, r.ok.count, r.ko.count, t.min, t.p50, t.p75, t.p95, t.p99, t.max,
+        t.mean, t.std_dev, r.mean_rps,
     )
 }
