@@ -353,3 +353,45 @@ async fn simple_server_guards_unknown_admin_paths() {
     .unwrap();
     server.shutdown().await;
 }
+
+/// On the simple server with the application at the root, an application route under the
+/// admin context path is a start error naming the path, not a panic; a route beside it is
+/// served.
+///
+/// Catches: axum's panic on merging the two routers reaching the caller.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_application_route_under_the_admin_path_is_a_start_error() {
+    let start = |template: &'static str| async move {
+        let mut f = SimpleServerFactory {
+            connector: ConnectorFactory::Http(local()),
+            application_context_path: "/".into(),
+            ..Default::default()
+        };
+        f.request_log.appenders = Vec::new();
+        let app = Routes::new().route(template, get(|| async { "mine\n" }));
+        let admin = axum::Router::new().route("/ping", get(|| async { "pong\n" }));
+        Server::start(
+            &ServerFactory::Simple(f),
+            app,
+            admin,
+            &MetricRegistry::new(),
+            "test",
+        )
+        .await
+    };
+    for template in ["/admin", "/admin/", "/admin/{id}", "/admin/{*rest}"] {
+        let error = start(template)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{template} started"));
+        let text = error.to_string();
+        assert!(
+            text.starts_with(
+                "server.adminContextPath \"/admin\": the application has a route there"
+            ) && text.contains("give the admin interface another adminContextPath"),
+            "{template}: {text}"
+        );
+    }
+    let server = start("/administration").await.unwrap();
+    server.shutdown().await;
+}

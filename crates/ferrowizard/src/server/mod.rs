@@ -108,6 +108,17 @@ pub enum StartError {
     /// ferrowizard's names).
     #[error("metrics: {0}")]
     Metrics(#[from] RegistryError),
+    /// On the simple server, an application route under the admin interface's context path.
+    #[error(
+        "server.adminContextPath {prefix:?}: the application has a route there ({why}); \
+         give the admin interface another adminContextPath or move the route"
+    )]
+    AdminPathTaken {
+        /// The admin context path.
+        prefix: String,
+        /// matchit's account of the conflict.
+        why: String,
+    },
 }
 
 /// One listening connector.
@@ -350,6 +361,16 @@ impl Server {
             }
             ServerFactory::Simple(f) => {
                 let (app, table) = app.into().under(&shared.application_path);
+                let prefix = f.admin_context_path.trim_end_matches('/');
+                if let Some(why) = Some(prefix)
+                    .filter(|p| !p.is_empty())
+                    .and_then(|p| table.conflict_under(p))
+                {
+                    return Err(StartError::AdminPathTaken {
+                        prefix: prefix.to_owned(),
+                        why,
+                    });
+                }
                 let admin = prefixed(route::layered(admin_router), &f.admin_context_path);
                 let router: Served = (app.merge(admin), Arc::new(table));
                 vec![(

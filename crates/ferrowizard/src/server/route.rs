@@ -247,6 +247,21 @@ impl RouteTable {
         RouteTable { matcher, known }
     }
 
+    /// Why a router nested at `prefix` beside these routes (axum's `nest_service`: `prefix`,
+    /// `prefix/` and every path below) would conflict with one of them, if it would: axum
+    /// panics on such a merge, and matchit, its matcher, tells ahead.
+    pub(crate) fn conflict_under(&self, prefix: &str) -> Option<String> {
+        let mut matcher = self.matcher.clone();
+        [
+            prefix.to_owned(),
+            format!("{prefix}/"),
+            format!("{prefix}/{{*rest}}"),
+        ]
+        .into_iter()
+        .find_map(|path| matcher.insert(path, usize::MAX).err())
+        .map(|e| e.to_string())
+    }
+
     /// The route of a request for `path` with `method`, if `path` matches a known template;
     /// with the template, for the `routed` event.
     #[inline]
