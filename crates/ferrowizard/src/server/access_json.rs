@@ -6,8 +6,6 @@
 //! Hand-written rather than serde_json: the line is written on the request thread straight
 //! into the appender's queue slot, with no map built per request.
 
-use std::sync::Mutex;
-
 use ferrowizard_logging::config::{AccessField, AccessJsonLayoutFactory};
 use ferrowizard_logging::layout::time::DateFormat;
 use ferrowizard_logging::record::{Text, unix_nanos};
@@ -15,6 +13,7 @@ use http::{HeaderMap, HeaderName};
 use jiff::tz::TimeZone;
 
 use super::request_log::{Entry, version};
+use super::stamp::Stamp;
 
 /// One appender's access-json settings, ready to write lines.
 #[derive(Debug)]
@@ -22,7 +21,7 @@ pub(crate) struct AccessJson {
     /// The fields written, in order, each with its name in the line.
     fields: Vec<(AccessField, String)>,
     /// `timestampFormat` (in the appender's zone); `None`: epoch milliseconds, a number.
-    stamp: Option<Mutex<DateFormat>>,
+    stamp: Option<Stamp>,
     /// `requestHeaders`, written as the object `headers` (renamed as `customFieldNames` says).
     request_headers: Option<(String, Vec<HeaderName>)>,
     /// `responseHeaders`, written as the object `responseHeaders`.
@@ -171,7 +170,7 @@ impl AccessJson {
             &mut wanted.response,
         )?;
         let stamp = match &factory.timestamp_format {
-            Some(pattern) => Some(Mutex::new(DateFormat::new(pattern, zone.clone())?)),
+            Some(pattern) => Some(Stamp::new(DateFormat::new(pattern, zone.clone())?)),
             None => None,
         };
         Ok(AccessJson {
@@ -343,13 +342,7 @@ impl AccessJson {
         let nanos = unix_nanos(e.time());
         match &self.stamp {
             None => out.push_str(itoa::Buffer::new().format(nanos.div_euclid(1_000_000))),
-            Some(format) => {
-                let mut text = Vec::new();
-                if let Ok(mut f) = format.lock() {
-                    f.write(nanos, &mut text);
-                }
-                quote(out, &String::from_utf8_lossy(&text));
-            }
+            Some(stamp) => stamp.with(nanos, |text| quote(out, text)),
         }
     }
 }

@@ -10,8 +10,6 @@
 //! is an error with its position; each line ends with one line separator (a final `%n` is
 //! that separator).
 
-use std::sync::Mutex;
-
 use ferrowizard_logging::layout::pattern::{
     ACCESS_WORDS, Pad, PatternError, Piece, parse, unknown_word,
 };
@@ -22,6 +20,7 @@ use jiff::tz::TimeZone;
 
 use super::access_json::Wanted;
 use super::request_log::{Entry, version, write_ip};
+use super::stamp::Stamp;
 
 /// Whether `pattern` is a request log's `logFormat`: the configuration's check.
 pub(crate) fn check(pattern: &str) -> Result<(), PatternError> {
@@ -45,7 +44,7 @@ enum Word {
     /// `%t`: the time the request arrived, as the combined line shows it.
     Time,
     /// `%t{pattern[, zone]}`.
-    TimeAs(Mutex<DateFormat>),
+    TimeAs(Box<Stamp>),
     /// `%r`: `GET /path?query HTTP/1.1`.
     RequestLine,
     /// `%m`.
@@ -128,7 +127,9 @@ impl AccessPattern {
                             ),
                             None => (option.trim(), zone.clone()),
                         };
-                        Word::TimeAs(Mutex::new(DateFormat::new(format, zone).map_err(bad)?))
+                        Word::TimeAs(Box::new(Stamp::new(
+                            DateFormat::new(format, zone).map_err(bad)?,
+                        )))
                     }
                 },
                 "r" | "requestURL" => Word::RequestLine,
@@ -254,13 +255,7 @@ fn write_word(word: &Word, out: &mut Text, line: &Line<'_>) {
         },
         Word::Dash => out.push('-'),
         Word::Time => stamp(out),
-        Word::TimeAs(format) => {
-            let mut text = Vec::new();
-            if let Ok(mut f) = format.lock() {
-                f.write(unix_nanos(e.time()), &mut text);
-            }
-            out.push_str(&String::from_utf8_lossy(&text));
-        }
+        Word::TimeAs(stamp) => stamp.with(unix_nanos(e.time()), |text| out.push_str(text)),
         Word::RequestLine => {
             out.push_str(e.method().as_str());
             out.push(' ');

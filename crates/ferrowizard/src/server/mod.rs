@@ -51,6 +51,7 @@ mod request_id;
 mod request_log;
 mod respond;
 mod route;
+mod stamp;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
