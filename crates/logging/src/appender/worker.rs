@@ -313,7 +313,10 @@ impl Worker {
                 for (level, n) in self.levels.iter().enumerate() {
                     self.counters.written(level, *n);
                 }
-                if let Some(tally) = self.reports.succeeded(Instant::now()) {
+                // The clock is read only while failures are being told, not for every batch.
+                if self.reports.failing
+                    && let Some(tally) = self.reports.succeeded(Instant::now())
+                {
                     eprintln!("ferrowizard-logging: {}: writing again; {tally}", self.name);
                 }
             }
