@@ -3,6 +3,8 @@
 answers 200 at once, and prints how many exports and bytes each path got when stopped.
 
     bench/otlp-sink.py PORT
+
+A tool that server.sh's export settings send to, not a benchmark: it has no goal of its own.
 """
 import signal
 import sys

@@ -4,6 +4,11 @@
 # just before (closed model) and then floods at twice it, and reports goodput over capacity,
 # the 99th percentile of the 503 answers, and client timeouts.
 #
+# Goals (bench/goals.py), over the rounds' medians: goodput / capacity >= 0.9, the 503s' 99th
+# percentile <= 10 ms; over every round: no client timeout and no KO other than a 503. Exits 1
+# when one is missed, or when the run is too short to judge (fewer than 3 rounds, or rounds
+# under 5 s).
+#
 #   bench/overload.sh [ROUNDS] [SECONDS] [ENDPOINT]      (default 3 rounds of 10 s, backend)
 #
 # ENDPOINT `backend`: the long poll `/realtime/quotes/ACME/next` with the feed ticking every
@@ -21,6 +26,7 @@ case $endpoint in
   cpu) path=/realtime/quotes/ACME ;;
   *) echo "ENDPOINT is backend or cpu"; exit 2 ;;
 esac
+python3 bench/goals.py enough "$rounds" "$seconds" || exit 1
 cargo build --release -q -p realtime -p volley
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -57,7 +63,6 @@ scenario capacity "{constantConcurrentUsers: 64, during: ${seconds}s}" > "$work/
 # virtual machine's cores taken away for milliseconds at a time stall the service and volley
 # together, and show as a tail in every latency.
 cpu_ticks() { awk '/^cpu / {print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for r in $(seq 1 "$rounds"); do
   target/release/volley run "$work/closed.yaml" --out "$work/closed" > /dev/null
   capacity=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['global']['ok']['count'] / $seconds)" "$work/closed/results.json")
@@ -66,24 +71,6 @@ for r in $(seq 1 "$rounds"); do
   before=$(cpu_ticks)
   target/release/volley run "$work/open.yaml" --out "$work/open" > /dev/null
   steal=$(printf '%s %s\n' "$before" "$(cpu_ticks)" | awk '{printf "%.2f", 100 * ($3 - $1) / ($4 - $2)}')
-  python3 - "$work/open/results.json" "$capacity" "$seconds" "$r" "$rate" "$steal" <<'PY' | tee -a "$work/rounds"
-import json, sys
-d = json.load(open(sys.argv[1]))
-capacity, seconds, r, rate, steal = float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
-g = d["global"]
-timeouts = sum(n for e, n in d["errors"].items() if "timeout" in e.lower())
-# The KO column's p99 is the 503s' when every KO is a 503: the errors say so.
-other = sum(n for e, n in d["errors"].items() if "503" not in e)
-# Over the run's own length: a flood the generator cannot keep up with lasts longer than asked.
-goodput = g["ok"]["count"] / max(d["durationSeconds"], seconds)
-print(f"round {r}: capacity {capacity:.0f} req/s, offered {rate}/s for {seconds:.0f} s, "
-      f"ran {d['durationSeconds']:.1f} s: goodput {goodput:.0f} req/s "
-      f"({goodput / capacity:.3f}x), {g['ko']['count']} KO ({other} not 503), 503 p99 {g['ko']['p99']:.1f} ms, "
-      f"OK p99 {g['ok']['p99']:.1f} ms, {timeouts} timeouts, CPU stolen {steal}% "
-      f"RATIO {goodput / capacity:.4f} KO99 {g['ko']['p99']:.3f} TIMEOUTS {timeouts} STEAL {steal}")
-PY
+  python3 bench/goals.py overload-round "$work/open/results.json" "$capacity" "$seconds" "$r" "$rate" "$steal" "$work/rounds"
 done
-field() { awk -v f="$1" '{for(i=1;i<=NF;i++) if($i==f) print $(i+1)}' "$work/rounds" | median; }
-printf 'median of %d rounds (%s): goodput / capacity %s, 503 p99 %s ms, timeouts %s, CPU stolen %s%%\n' \
-  "$rounds" "$endpoint" "$(field RATIO)" "$(field KO99)" "$(field TIMEOUTS)" "$(field STEAL)"
-
+python3 bench/goals.py overload "$work/rounds"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders a volley index.html in headless Chromium (Debian's package), prints any console
 # error, and writes a screenshot beside it. By hand: bench/report-screenshot.sh DIR/index.html
+# Goal: the page renders with no console error; exits 1 when one is printed.
 set -euo pipefail
 page=$(realpath "${1:?usage: report-screenshot.sh INDEX.html}")
 command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }

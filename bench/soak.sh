@@ -4,18 +4,20 @@
 # files, CPU per request) and checks at the end that the request log (current file and every
 # archive) has one line per request the service answered.
 #
-#   bench/soak.sh [MINUTES]      (default 30)
+#   bench/soak.sh [MINUTES]      (default 30, at least 15)
 #
-# Flat means, after the first 5 minutes (warm-up): RSS and open files, each sample within 10%
-# of the warm-up's last; CPU per request, no drift past 10% (the mean of the last 5 minutes
-# against the first 5 after the warm-up). A minute's CPU per request on a shared virtual machine
-# swings by about 10% either way (the hypervisor's steal, the clock's frequency); what a soak
-# looks for is a trend. Each minute's distance from minute 5 is printed all the same.
-# The load runs half a minute past the last sample, so that every sample is taken under load.
-# Exits 1 if a measure is not flat or the request log's lines differ from the requests served.
+# Goals (bench/goals.py): after the first 5 minutes (warm-up), RSS and open files each sample
+# within 10% of the warm-up's last; CPU per request with no drift past 10% (the mean of the last
+# 5 minutes against the first 5 after the warm-up, two windows that do not overlap); every
+# minute serves requests, and none is KO; the request log has exactly one line per request
+# answered. A minute's CPU per request on a shared virtual machine swings by about 10% either
+# way (the hypervisor's steal, the clock's frequency); what a soak looks for is a trend. The
+# load runs half a minute past the last sample, so that every sample is taken under load.
+# Exits 1 when a goal is missed, or when MINUTES is under 15 (too short to judge).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-30}
+python3 bench/goals.py enough-soak "$minutes" || exit 1
 cargo build --release -q -p realtime -p volley
 work=$(mktemp -d)
 pid="" volley=""
@@ -95,39 +97,14 @@ kill -TERM "$pid"
 wait "$pid" || true
 hz=$(getconf CLK_TCK)
 verdict=0
-python3 - "$work/samples" "$hz" <<'PY' || verdict=1
-import sys
-rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
-hz = int(sys.argv[2])
-print("minute  RSS (MB)  open files  CPU us/request (that minute)  requests")
-per = []
-for prev, row in zip(rows, rows[1:]):
-    cpu = (row[3] - prev[3]) / hz * 1e6 / max(1, row[4] - prev[4])
-    per.append((row[0], row[1] / 1024, row[2], cpu))
-    print(f"{row[0]:6d}  {row[1] / 1024:8.1f}  {row[2]:10d}  {cpu:28.2f}  {row[4] - prev[4]:8d}")
-warm = [p for p in per if p[0] > 5]
-flat = True
-if warm:
-    base = next(p for p in per if p[0] == 5) if any(p[0] == 5 for p in per) else warm[0]
-    for name, i in (("RSS", 1), ("open files", 2)):
-        worst = max(abs(p[i] / base[i] - 1) for p in warm)
-        print(f"{name}: after minute 5, at most {worst * 100:.1f}% from minute 5's ({'flat' if worst <= 0.10 else 'NOT flat'})")
-        flat = flat and worst <= 0.10
-    cpu = [p[3] for p in warm]
-    worst = max(abs(c / base[3] - 1) for c in cpu)
-    n = min(5, len(cpu))
-    drift = (sum(cpu[-n:]) / n) / (sum(cpu[:n]) / n) - 1
-    print(f"CPU per request: {min(cpu):.2f}-{max(cpu):.2f} us after minute 5 (at most {worst * 100:.1f}% "
-          f"from minute 5's); drift, last {n} minutes against the first {n}: {drift * 100:+.1f}% "
-          f"({'flat' if abs(drift) <= 0.10 else 'NOT flat'})")
-    flat = flat and abs(drift) <= 0.10
-sys.exit(0 if flat else 1)
-PY
+python3 bench/goals.py soak "$work/samples" "$hz" || verdict=1
 # The application's requests (the admin side's, this script's samples, are logged too).
 archived=("$work"/logs/requests-*.log.gz)
 lines=$( { cat "$work"/logs/requests.log; [ ${#archived[@]} -eq 0 ] || zcat "${archived[@]}"; } | grep -c '"GET /realtime/' || true)
 archives=${#archived[@]}
 echo "request-log lines: $lines (current file and $archives archives); requests the service answered: $final ($([ "$lines" = "$final" ] && echo equal || echo NOT equal))"
-[ "$lines" = "$final" ] || verdict=1
+[ "$lines" = "$final" ] || { echo "GOAL MISSED: the request log has $lines lines for $final requests"; verdict=1; }
 grep -E "request count|KO|timeout" "$work/volley.out" | head -5 || true
+ko=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['global']['ko']['count'])" "$work/soak/results.json")
+[ "$ko" = 0 ] || { echo "GOAL MISSED: $ko requests KO (goal 0)"; verdict=1; }
 exit "$verdict"

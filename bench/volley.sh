@@ -4,10 +4,15 @@
 # concurrent users that pause between requests.
 #
 #   bench/volley.sh [ROUNDS] [SECONDS]      (default 3 rounds of 10 s)
+#
+# Goals (bench/goals.py): median volley / wrk >= 1.0 (`threads: 1` has none), median volley
+# HTTP/2 / h2load >= 0.9, peak RSS with 10,000 users <= 200 MB. Exits 1 when one is missed, or
+# when the run is too short to judge (fewer than 3 rounds, or rounds under 5 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 seconds=${2:-10}
+python3 bench/goals.py enough "$rounds" "$seconds" || exit 1
 command -v wrk >/dev/null && command -v h2load >/dev/null ||
   { apt-get update -qq && apt-get install -y -qq wrk nghttp2-client >/dev/null; }
 cargo build --release -q -p realtime -p volley
@@ -65,3 +70,4 @@ ulimit -n 65536 2>/dev/null || true
 rss=$( { /usr/bin/time -f '%M' target/release/volley run "$work/many.yaml" --out "$work/out" > "$work/many.out"; } 2>&1 | tail -1)
 printf 'volley with 10,000 users pausing 1 s: peak RSS %d MB (goal <= 200 MB), %s\n' "$((rss / 1024))" \
   "$(awk '/request count/ {print $4" requests"}' "$work/many.out")"
+python3 bench/goals.py volley "$rounds" "$work/ratio" "$work/ratio2" "$((rss / 1024))"

@@ -345,6 +345,34 @@ mod tests {
         assert!(!h.verdict(true) && !h.verdict(false));
     }
 
+    /// `failureAttempts` and `successAttempts` each count their own results: with 5 and 4
+    /// (neither a default, 3 and 2, nor the other's value), a healthy check turns unhealthy at
+    /// the fifth failure in a row and not before, and healthy again at the fourth success in a
+    /// row and not before.
+    ///
+    /// Catches: either key ignored (its default counted), or one key's value read for the
+    /// other's (flipped at the fourth failure, or only at the fifth success).
+    #[test]
+    fn failure_and_success_attempts_each_count_their_own_results() {
+        let h = health(
+            "[{name: db, critical: true, schedule: {failureAttempts: 5, successAttempts: 4}}]",
+            true,
+        );
+        for n in 1..5 {
+            assert!(h.record(0, false), "unhealthy after {n} failures of 5");
+        }
+        assert!(!h.record(0, false), "the fifth failure in a row flips it");
+        assert!(!h.verdict(false));
+        for n in 1..4 {
+            assert!(!h.record(0, true), "healthy after {n} successes of 4");
+        }
+        assert!(
+            h.record(0, true),
+            "the fourth success in a row flips it back"
+        );
+        assert!(h.verdict(false));
+    }
+
     /// Catches: `initialState: false` on a critical check or `initialOverallState: false`
     /// ignored, or a recovery during the delayed shutdown making the application ready again.
     #[test]

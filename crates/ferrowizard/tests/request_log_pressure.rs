@@ -1,9 +1,11 @@
-//! The request log is lossless by default, under real pressure: its file is a FIFO that
-//! nobody reads at first, so its writer blocks and its queue fills while requests go on.
+//! The request log is lossless by default, and drops lines when an appender's
+//! `discardingThreshold` says so, under real pressure: its file is a FIFO that nobody reads at
+//! first, so its writer blocks and its queue fills while requests go on.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -68,25 +70,27 @@ fn metric(registry: &MetricRegistry, name: &str) -> f64 {
         .sum()
 }
 
-/// With the request log's queue full and its writer stuck, request threads wait for room
-/// (counted) rather than drop lines, and once the file is read every request has its line,
-/// in order. The appender says nothing of `discardingThreshold`: the request log's default
-/// is lossless, where an application log's drops INFO when 80% full.
-///
-/// Catches: `lossless_by_default` not applied (with 100 slots the default threshold of 20
-/// drops lines), or a waiting request thread never woken.
-///
-/// The test itself runs on a plain thread: the waiting request threads are the runtime's
-/// workers, which then drive no timer for a test task.
-#[test]
-fn a_full_request_log_waits_and_loses_no_line() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// A runtime for the server, of two workers. The tests run on plain threads: the request
+/// threads that wait for room are the runtime's workers, which then drive no timer for a test
+/// task.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("requests.log");
+        .unwrap()
+}
+
+/// A server on `runtime` whose request log is one file appender, with `settings` (its YAML
+/// lines, each indented by 6) added, writing to a FIFO in `dir` that nobody reads yet. Returns
+/// the server, its metrics, its application connector's address, and the FIFO's read end
+/// (opened without blocking, so that the appender's open for writing does not wait).
+fn serve_into_fifo(
+    runtime: &tokio::runtime::Runtime,
+    dir: &Path,
+    settings: &str,
+) -> (Server, MetricRegistry, SocketAddr, std::fs::File) {
+    let path = dir.join("requests.log");
     nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
     let read_end = std::fs::OpenOptions::new()
         .read(true)
@@ -96,7 +100,7 @@ fn a_full_request_log_waits_and_loses_no_line() {
     let yaml = format!(
         "type: default\napplicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n\
          adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\nrequestLog:\n  appenders:\n    \
-         - type: file\n      currentLogFilename: {}\n      archive: false\n      queueSize: 100\n",
+         - type: file\n      currentLogFilename: {}\n      archive: false\n{settings}",
         path.display()
     );
     let factory: ServerFactory = Loader::new().load_str("server.yaml", &yaml).unwrap();
@@ -117,6 +121,38 @@ fn a_full_request_log_waits_and_loses_no_line() {
         .find(|b| b.role == "application")
         .unwrap()
         .addr;
+    (server, metrics, addr, read_end)
+}
+
+/// Reads the FIFO from now on (blocking reads), on a thread of its own: its lines once the
+/// writer has closed it.
+fn drain(read_end: std::fs::File) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        nix::fcntl::fcntl(
+            &read_end,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        )
+        .unwrap();
+        BufReader::new(read_end)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<String>>()
+    })
+}
+
+/// With the request log's queue full and its writer stuck, request threads wait for room
+/// (counted) rather than drop lines, and once the file is read every request has its line,
+/// in order. The appender says nothing of `discardingThreshold`: the request log's default
+/// is lossless, where an application log's drops INFO when 80% full.
+///
+/// Catches: `lossless_by_default` not applied (with 100 slots the default threshold of 20
+/// drops lines), or a waiting request thread never woken.
+#[test]
+fn a_full_request_log_waits_and_loses_no_line() {
+    let runtime = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let (server, metrics, addr, read_end) =
+        serve_into_fifo(&runtime, dir.path(), "      queueSize: 100\n");
     let requests = client(addr, REQUESTS);
     let deadline = Instant::now() + Duration::from_secs(30);
     while metric(&metrics, "ferrowizard_logging_waited") < 1.0 {
@@ -128,17 +164,7 @@ fn a_full_request_log_waits_and_loses_no_line() {
         "the requests went on without their lines"
     );
     // Now the file is read: the waiting requests go on, and every line arrives.
-    let reader = std::thread::spawn(move || {
-        nix::fcntl::fcntl(
-            &read_end,
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
-        )
-        .unwrap();
-        BufReader::new(read_end)
-            .lines()
-            .map_while(Result::ok)
-            .collect::<Vec<String>>()
-    });
+    let reader = drain(read_end);
     let answered = requests.join().unwrap();
     assert_eq!(answered, REQUESTS);
     runtime.block_on(server.shutdown());
@@ -151,4 +177,48 @@ fn a_full_request_log_waits_and_loses_no_line() {
         );
     }
     assert_eq!(metric(&metrics, "ferrowizard_logging_dropped"), 0.0);
+}
+
+/// A request-log appender's own `discardingThreshold` holds over the request log's lossless
+/// default: with `queueSize: 100` and `discardingThreshold: 100`, a line that finds a slot
+/// taken is dropped, so with the writer stuck every request is answered without waiting (the
+/// file still unread), and each line is either in the file or counted dropped.
+///
+/// Catches: the configured threshold replaced by the lossless default (`lossless_by_default`
+/// applied to a threshold that was set): the requests then wait for room until the file is
+/// read, and no line is dropped.
+#[test]
+fn a_request_log_appenders_discarding_threshold_drops_lines_instead_of_waiting() {
+    let runtime = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let (server, metrics, addr, read_end) = serve_into_fifo(
+        &runtime,
+        dir.path(),
+        "      queueSize: 100\n      discardingThreshold: 100\n",
+    );
+    let requests = client(addr, REQUESTS);
+    // Nobody reads the file yet: the requests all finish only if no line waits for room.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !requests.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let unread = requests.is_finished();
+    // Read the file whatever happened, so that waiting requests (if any) can finish.
+    let reader = drain(read_end);
+    let answered = requests.join().unwrap();
+    runtime.block_on(server.shutdown());
+    let lines = reader.join().unwrap();
+    assert!(
+        unread,
+        "the requests waited for room in the request log's queue"
+    );
+    assert_eq!(answered, REQUESTS);
+    assert_eq!(metric(&metrics, "ferrowizard_logging_waited"), 0.0);
+    let dropped = metric(&metrics, "ferrowizard_logging_dropped");
+    assert!(dropped > 0.0, "no line dropped, {} written", lines.len());
+    assert_eq!(
+        lines.len() + dropped as usize,
+        REQUESTS,
+        "{dropped} dropped"
+    );
 }

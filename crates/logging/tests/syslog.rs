@@ -172,21 +172,23 @@ const FACILITIES: [(Facility, &str, u32); 6] = [
 /// Over UDP, one datagram per event: every level of [`LEVELS`] to every facility of
 /// [`FACILITIES`] is a whole RFC 5424 message with PRI = facility * 8 + severity (kern ERROR
 /// `<3>` to local7 TRACE `<191>`), the header fields of [`assert_rfc_5424`], and the event's
-/// line as MSG, without its newline.
+/// line as MSG, without its newline. The receiver is on 127.0.0.2, which the default host
+/// (`localhost`, 127.0.0.1) does not reach.
 ///
 /// Catches the mutation `tracing::Level::INFO => 6` to `tracing::Level::INFO => 5` in
-/// `SyslogHeader::write` (sink/net.rs): INFO sent as NOTICE.
+/// `SyslogHeader::write` (sink/net.rs): INFO sent as NOTICE; and `host`, `port` or `facility`
+/// ignored (nothing received, or local0's PRI for every facility).
 #[test]
 fn udp_messages_carry_facility_times_8_plus_severity_for_every_level() {
     for (facility, name, code) in FACILITIES {
-        let receiver = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP socket");
+        let receiver = UdpSocket::bind("127.0.0.2:0").expect("bind a UDP socket");
         receiver
             .set_read_timeout(Some(RECEIVE_TIMEOUT))
             .expect("a read timeout");
         let port = receiver.local_addr().expect("its address").port();
         log_every_level(
             SyslogAppenderFactory {
-                host: "127.0.0.1".into(),
+                host: "127.0.0.2".into(),
                 port,
                 facility,
                 protocol: SyslogProtocol::Udp,

@@ -270,3 +270,97 @@ pub fn line(o: &Outcome) -> String {
         o.description, o.passed, o.actual
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::check;
+    use crate::stats::Stats;
+
+    /// Two request names: `a` answered OK in 10, 20, 40, 90 and 250 ms and KO once (1 s);
+    /// `b` OK once, in 3 ms, and KO four times (2 s each). In all: 11 requests, 6 OK, 5 KO.
+    fn measured() -> Stats {
+        let mut stats = Stats::default();
+        let mut record = |name: &str, ms: u64, error: Option<&str>| {
+            stats.record(name, 0, ms * 1000, ms * 1000, error, 1);
+        };
+        for ms in [10, 20, 40, 90, 250] {
+            record("a", ms, None);
+        }
+        record("a", 1_000, Some("status 500"));
+        record("b", 3, None);
+        for _ in 0..4 {
+            record("b", 2_000, Some("status 503"));
+        }
+        stats
+    }
+
+    /// Every scope, stat, metric and percentile of a scenario's assertions, checked against
+    /// [`measured`] over 4 s: each reads the value it names, and no two of them read the same
+    /// value, so a key ignored (its default is `global`, `responseTime`, `max`) or one value
+    /// computed as another's (the 75th percentile as the max, failedRequests as allRequests,
+    /// `details: b` as the whole run) reads a number its row does not expect. The `forAll`
+    /// row holds for `a` (83% OK) and not for `b` (20%): it fails, reading `b`'s.
+    ///
+    /// Catches: `scope`, `stat` or `metric` ignored; a stat computed as another (KOs counted
+    /// as all requests, OKs as all); a metric computed as another (a percentile as the max,
+    /// the mean or the min, a percentage as a count); the percentile's value ignored or
+    /// turned round (the 25th read as the 75th); `details` reading the whole run or another
+    /// name; `forAll` reading the whole run or passing when one name fails.
+    #[test]
+    fn each_scope_stat_metric_and_percentile_reads_its_own_value() {
+        // The scope, stat and metric, and the value they read (ms, a count, percent or a
+        // rate). Every row but `forAll` has no condition (less than infinity): it holds.
+        let rows = [
+            ("global", "responseTime", "min", 3.0),
+            ("global", "responseTime", "max", 250.0),
+            ("global", "responseTime", "mean", 413.0 / 6.0),
+            ("global", "responseTime", "stdDev", 85.9),
+            ("global", "responseTime", "{percentile: 75}", 90.0),
+            ("global", "responseTime", "{percentile: 25}", 10.0),
+            ("global", "allRequests", "count", 11.0),
+            ("global", "allRequests", "percent", 100.0),
+            ("global", "failedRequests", "count", 5.0),
+            ("global", "failedRequests", "percent", 500.0 / 11.0),
+            ("global", "successfulRequests", "count", 6.0),
+            ("global", "successfulRequests", "percent", 600.0 / 11.0),
+            ("global", "requestsPerSec", "mean", 11.0 / 4.0),
+            ("{details: b}", "failedRequests", "percent", 80.0),
+            ("{details: a}", "failedRequests", "percent", 100.0 / 6.0),
+            ("forAll", "successfulRequests", "percent", 20.0),
+        ];
+        let mut yaml = "baseUrl: http://127.0.0.1:1\nscenarios:\n  - name: s\n    \
+                        injection: [{atOnceUsers: 1}]\n    steps: [{pause: 1s}]\nassertions:\n"
+            .to_owned();
+        for (scope, stat, metric, _) in &rows {
+            let condition = if *scope == "forAll" {
+                ", condition: {gte: 50}"
+            } else {
+                ""
+            };
+            yaml.push_str(&format!(
+                "  - {{scope: {scope}, stat: {stat}, metric: {metric}{condition}}}\n"
+            ));
+        }
+        let simulation = crate::scenario::load_str("assertions.yaml", &yaml).unwrap();
+        let outcomes = check(&simulation.assertions, &measured(), Duration::from_secs(4));
+        assert_eq!(outcomes.len(), rows.len());
+        for ((scope, stat, metric, expected), o) in rows.iter().zip(&outcomes) {
+            // Three significant digits, as the histograms keep them.
+            assert!(
+                (o.actual - expected).abs() <= expected / 500.0 + 0.001,
+                "{scope} {stat} {metric}: {} is {}, not {expected}",
+                o.description,
+                o.actual
+            );
+            assert_eq!(o.passed, *scope != "forAll", "{}", o.description);
+        }
+        // No two rows expect the same value: a row computed as another's fails above.
+        for (i, (_, _, _, x)) in rows.iter().enumerate() {
+            for (_, _, _, y) in &rows[i + 1..] {
+                assert!((x - y).abs() > x.max(*y) / 50.0, "{x} and {y} are alike");
+            }
+        }
+    }
+}

@@ -4,6 +4,8 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use assert_cmd::Command;
@@ -155,22 +157,72 @@ fn column<'a>(header: &[String], row: &'a csv::StringRecord, name: &str) -> &'a 
     &row[i]
 }
 
+/// Serves as [`serve`] does, each answer a millisecond later than the one before (the n-th
+/// after n ms): no two response times are alike, so every percentile of a run differs from
+/// the others, in all and in each second.
+fn serve_spread() -> SocketAddr {
+    let answered = Arc::new(AtomicU64::new(0));
+    support::serve(move |req: Request<hyper::body::Incoming>| {
+        let n = answered.fetch_add(1, Ordering::Relaxed);
+        let status = if req.uri().path() == "/ok" { 200 } else { 404 };
+        async move {
+            tokio::time::sleep(Duration::from_millis(n)).await;
+            let mut response = Response::new(Full::new(Bytes::from("ok")));
+            *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
+            response
+        }
+    })
+}
+
+/// The figure of results.json that `requests.csv`'s column `col` holds, in `figures` (the
+/// global figures or a request's).
+fn request_figure<'a>(figures: &'a serde_json::Value, col: &str) -> &'a serde_json::Value {
+    let figure = match col {
+        "count" => &figures["total"]["count"],
+        "ok" | "ko" => &figures[col]["count"],
+        "min" | "p50" | "p75" | "p95" | "p99" | "max" | "mean" | "stdDev" => &figures["total"][col],
+        "meanRps" => &figures["meanRps"],
+        _ => panic!("requests.csv has a column {col:?} this test does not know"),
+    };
+    assert!(
+        !figure.is_null(),
+        "results.json has no figure for {col:?}: {figures}"
+    );
+    figure
+}
+
+/// Whether the CSV cell `cell` is the number `figure` of results.json: a count written as the
+/// same integer, a time or a rate read back as the same `f64`.
+fn same_number(cell: &str, figure: &serde_json::Value) -> bool {
+    match figure.as_u64() {
+        Some(n) => cell == n.to_string(),
+        None => cell.parse::<f64>().ok() == figure.as_f64(),
+    }
+}
+
 /// `--csv DIR` writes the series (a row per entry of `seconds`) and the per-request table
-/// (the counts of results.json, the global row first), each with its header; `volley report
-/// RESULTS --csv` writes the same files from results.json, and a run without assertions gives
-/// a JUnit suite of no test cases.
+/// (the global row first, then a row per request name), each with its header; every cell of
+/// every row is the figure of results.json its column names, found by the column's name, and
+/// the run's response times all differ (each answer a millisecond later than the one before),
+/// so that the percentiles differ from each other and a column that holds another's figure
+/// shows. `volley report RESULTS --csv` writes the same files from results.json, and a run
+/// without assertions gives a JUnit suite of no test cases.
 ///
-/// Catches: a series entry skipped, a request's OK and KO columns swapped, the global row left
-/// out or not told from a request named `Global`, `report` ignoring `--csv`, a run without
-/// assertions writing no JUnit file.
+/// Catches: a series entry skipped, two columns swapped or one holding another's figure (p95
+/// and p99, p50 and p75, min and max, mean and stdDev, a request's OK and KO), a field of
+/// results.json's series entries without its column, the global row left out or not told
+/// from a request named `Global`, `report` ignoring `--csv`, a run without assertions writing
+/// no JUnit file.
 #[test]
-fn csv_files_hold_the_series_and_the_counts_of_results_json() {
-    let addr = serve();
+fn csv_files_hold_every_figure_of_results_json() {
+    let addr = serve_spread();
     let dir = tempfile::tempdir().unwrap();
+    // One thread, so one stripe of measurements: a series entry's percentiles are those of
+    // its responses, not the highest of several stripes' (which may coincide).
     let file = scenario(
         dir.path(),
         &format!(
-            "baseUrl: http://{addr}\nscenarios:\n  - name: s\n    injection: [{{constantUsersPerSec: 10, during: 2s}}]\n    steps:\n      \
+            "baseUrl: http://{addr}\nthreads: 1\nscenarios:\n  - name: s\n    injection: [{{constantUsersPerSec: 30, during: 2s}}]\n    steps:\n      \
              - request: {{name: Global, path: /ok}}\n      - request: {{name: missing, path: /missing}}\n"
         ),
     );
@@ -183,6 +235,40 @@ fn csv_files_hold_the_series_and_the_counts_of_results_json() {
     )
     .success();
     let r = results(dir.path());
+
+    // The run's percentiles differ, in all, for each request and in the series: a column
+    // swapped with another changes what the files hold.
+    let figures = std::iter::once(("all requests", &r["global"])).chain(
+        r["requests"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(name, f)| (name.as_str(), f)),
+    );
+    for (name, f) in figures {
+        let t = &f["total"];
+        let times: Vec<f64> = ["min", "p50", "p75", "p95", "p99"]
+            .iter()
+            .map(|k| t[*k].as_f64().unwrap())
+            .collect();
+        assert!(
+            times.windows(2).all(|w| w[0] < w[1]),
+            "{name}: min and the percentiles are not all different: {t}"
+        );
+        assert_ne!(t["mean"], t["stdDev"], "{name}: {t}");
+    }
+    for (name, f) in r["requests"].as_object().unwrap() {
+        assert_ne!(f["ok"]["count"], f["ko"]["count"], "{name}: {f}");
+    }
+    let seconds = r["seconds"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "a 2 s injection: {seconds:?}");
+    assert!(
+        seconds.iter().any(|e| {
+            let (p50, p95, p99) = (e["p50"].as_f64(), e["p95"].as_f64(), e["p99"].as_f64());
+            p50 < p95 && p95 < p99
+        }),
+        "no entry of the series whose percentiles all differ: {seconds:?}"
+    );
 
     let (header, series) = rows(&csv_dir.join("series.csv"));
     assert_eq!(
@@ -198,12 +284,22 @@ fn csv_files_hold_the_series_and_the_counts_of_results_json() {
             "p99"
         ]
     );
-    let seconds = r["seconds"].as_array().unwrap();
-    assert!(seconds.len() >= 2, "a 2 s injection: {seconds:?}");
     assert_eq!(series.len(), seconds.len());
-    for (row, entry) in series.iter().zip(seconds) {
-        for key in ["second", "requests", "ok", "ko", "activeUsers"] {
-            assert_eq!(column(&header, row, key), entry[key].to_string(), "{key}");
+    for (i, (row, entry)) in series.iter().zip(seconds).enumerate() {
+        let mut fields: Vec<&String> = entry.as_object().unwrap().keys().collect();
+        let mut columns: Vec<&String> = header.iter().collect();
+        fields.sort();
+        columns.sort();
+        assert_eq!(
+            columns, fields,
+            "series.csv's columns are the entries' fields"
+        );
+        for (col, cell) in header.iter().zip(row) {
+            assert!(
+                same_number(cell, &entry[col]),
+                "series.csv row {i}, {col}: {cell}, but results.json has {}: {entry}",
+                entry[col]
+            );
         }
     }
 
@@ -215,7 +311,10 @@ fn csv_files_hold_the_series_and_the_counts_of_results_json() {
             "stdDev", "meanRps"
         ]
     );
-    let names: Vec<(&str, &str)> = requests.iter().map(|row| (&row[0], &row[1])).collect();
+    let names: Vec<(&str, &str)> = requests
+        .iter()
+        .map(|row| (column(&header, row, "scope"), column(&header, row, "name")))
+        .collect();
     assert_eq!(
         names,
         [
@@ -225,21 +324,21 @@ fn csv_files_hold_the_series_and_the_counts_of_results_json() {
         ]
     );
     for row in &requests {
-        let figures = match (&row[0], &row[1]) {
-            ("global", _) => &r["global"],
-            (_, name) => &r["requests"][name],
+        let (scope, name) = (column(&header, row, "scope"), column(&header, row, "name"));
+        let figures = match scope {
+            "global" => &r["global"],
+            _ => &r["requests"][name],
         };
-        for (col, summary) in [("count", "total"), ("ok", "ok"), ("ko", "ko")] {
-            assert_eq!(
-                column(&header, row, col),
-                figures[summary]["count"].to_string(),
-                "{} {} {col}",
-                &row[0],
-                &row[1]
+        for (col, cell) in header.iter().zip(row) {
+            if col == "scope" || col == "name" {
+                continue;
+            }
+            let figure = request_figure(figures, col);
+            assert!(
+                same_number(cell, figure),
+                "requests.csv {scope} {name}, {col}: {cell}, but results.json has {figure}"
             );
         }
-        let max: f64 = column(&header, row, "max").parse().unwrap();
-        assert_eq!(max, figures["total"]["max"].as_f64().unwrap());
     }
     assert_eq!(column(&header, &requests[2], "ok"), "0", "/missing is 404");
     assert_ne!(column(&header, &requests[2], "ko"), "0");

@@ -294,12 +294,15 @@ fn the_open_files_limit_is_raised_and_running_out_is_said_once() {
     assert!(!stderr.contains("out of file descriptors"), "{stderr}");
     // The hard limit too: some users cannot connect.
     let (r, stderr) = run_limited(dir.path(), addr, yaml, "-n 40");
-    let failed = r["errors"]
+    let failed = support::field(&r, &["errors"])
         .as_object()
-        .unwrap()
+        .expect("results.json's errors is an object")
         .iter()
         .filter(|(e, _)| e.contains("Too many open files"))
-        .map(|(_, n)| n.as_u64().unwrap_or(0))
+        .map(|(e, n)| {
+            n.as_u64()
+                .unwrap_or_else(|| panic!("errors[{e:?}] is {n}, not a count"))
+        })
         .sum::<u64>();
     assert!(failed > 0, "{}", r["errors"]);
     assert_eq!(

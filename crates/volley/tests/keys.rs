@@ -494,11 +494,13 @@ fn scenario_names_head_their_console_sections() {
 
 /// Pins `assertions[].condition.lte` and `assertions[].condition.gt` (and `lt`, `gte`,
 /// `between` beside them): on a count of exactly 3 requests each passes on its side of 3
-/// and fails on the other; any failure is exit code 2, printed in Gatling's words, and
-/// written to results.json.
+/// and fails on the other (`between` fails with 3 below its range and above it); any
+/// failure is exit code 2, printed in Gatling's words, and written to results.json.
 ///
 /// Catches: `lte` read as `lt` (3 <= 3 would fail) or `gt` as `gte` (3 > 3 would pass), any
-/// comparison turned round, and a failed assertion that does not set the exit code.
+/// comparison turned round or read as another (each pair of them differs on one of the
+/// rows), `between` reading one bound only (`[1, 2]` would pass as `gte: 1`, `[4, 5]` as
+/// `lte: 5`), and a failed assertion that does not set the exit code.
 #[test]
 fn assertion_conditions_compare_at_their_bounds() {
     let dir = tempfile::tempdir().unwrap();
@@ -514,6 +516,7 @@ fn assertion_conditions_compare_at_their_bounds() {
         ("{gte: 4}", false),
         ("{between: [2, 3]}", true),
         ("{between: [4, 5]}", false),
+        ("{between: [1, 2]}", false),
     ];
     let scenario = |conditions: &[(&str, bool)]| {
         let mut yaml = "baseUrl: BASE\nmaxDuration: 10s\nscenarios:\n  - name: a\n    \
@@ -637,9 +640,11 @@ fn a_fixed_pause_delays_the_next_request() {
     assert!(r["durationSeconds"].as_f64().unwrap() >= 1.0, "{r}");
 }
 
-/// Pins `scenarios[].steps[].pause.min` and `pause.max` (uniform): 20 users each pause
-/// between 400 and 600 ms between two requests; every gap the server sees is at least
-/// 400 ms, and they spread above it.
+/// `scenarios[].steps[].pause.min` and `pause.max` (uniform) over real sockets: 20 users
+/// each pause between 400 and 600 ms between two requests; every gap the server sees is at
+/// least 400 ms, and they spread above it. Each gap also holds the machine's latency, so
+/// pauses of `max` alone would pass here: tests/paused.rs tells `min` from `max` on an
+/// exact clock.
 ///
 /// Catches: `min` ignored (0: of 20 draws from [0, 600) ms, some fall below 400 but for a
 /// chance of (1/3)^20), `max` ignored (0: the file is refused, min being longer than max),

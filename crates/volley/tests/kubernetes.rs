@@ -192,12 +192,10 @@ fn the_manifests_run_n_generators_and_merge_them() {
     // The container's variables, the target pointed at the service here.
     let mut env: Vec<(String, String)> = generator["env"]
         .as_array()
-        .map(|vars| {
-            vars.iter()
-                .map(|v| (text(&v["name"]).to_owned(), text(&v["value"]).to_owned()))
-                .collect()
-        })
-        .unwrap_or_default();
+        .expect("env")
+        .iter()
+        .map(|v| (text(&v["name"]).to_owned(), text(&v["value"]).to_owned()))
+        .collect();
     assert!(
         env.iter().any(|(name, _)| name == "TARGET"),
         "the scenario's target"

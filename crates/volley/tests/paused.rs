@@ -22,26 +22,37 @@ use volley::stats::Stats;
 /// at the same instant as a closed-model slot's start.
 const HOLD: Duration = Duration::from_millis(900);
 
-/// Serves `/ok` (at once), `/hold` (after [`HOLD`]) and `/stalled` (at once, except that
-/// the whole server stalls from 505 ms to 1,505 ms after the first request; `/stalled10`
-/// takes 10 ms first) on a free port,
-/// on the current runtime.
+/// How long the server takes over `/varied`, in ms, by the order the requests come in;
+/// [`VARIED_AFTER`] for every request past these.
+const VARIED: [u64; 3] = [10, 30, 1_000];
+const VARIED_AFTER: u64 = 10;
+
+/// Serves `/ok` (at once), `/hold` (after [`HOLD`]), `/varied` (after [`VARIED`]'s time for
+/// its place among the `/varied` requests) and `/stalled` (at once, except that the whole
+/// server stalls from 505 ms to 1,505 ms after the first request; `/stalled10` takes 10 ms
+/// first) on a free port, on the current runtime.
 async fn serve() -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stall = Arc::new(tokio::sync::RwLock::new(()));
     let first = Arc::new(std::sync::Once::new());
+    let varied = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let (stall, first) = (stall.clone(), first.clone());
+            let (stall, first, varied) = (stall.clone(), first.clone(), varied.clone());
             let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let (stall, first) = (stall.clone(), first.clone());
+                let (stall, first, varied) = (stall.clone(), first.clone(), varied.clone());
                 async move {
                     match req.uri().path() {
                         "/hold" => tokio::time::sleep(HOLD).await,
+                        "/varied" => {
+                            let n = varied.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            let ms = VARIED.get(n).copied().unwrap_or(VARIED_AFTER);
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                        }
                         path @ ("/stalled" | "/stalled10") => {
                             if path == "/stalled10" {
                                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -155,6 +166,26 @@ fn ramp_concurrent_users_follow_the_ramp_up_and_down() {
         [(0, 4, 3), (1, 3, 2), (2, 2, 1), (3, 1, 0)],
         "(second, responses, active users)"
     );
+}
+
+/// `pause: {min, max}` draws each pause uniformly between its bounds. One closed-model slot
+/// for 10 s, each of its users sending `/ok` (answered at once) and then pausing 400 to
+/// 600 ms: a user starts every 500 ms on average, so the slot starts 18 to 23 users (user k
+/// starts after k - 1 pauses, whose sum has a standard deviation of 58 ms × √(k - 1): 17
+/// or 24 is more than 5 of them away). Pauses of `max` alone start 17 users, of `min`
+/// alone 25, and a `min` of 0 about 34.
+///
+/// Catches: `min` read as `max` or `max` as `min` (the real-time test in tests/keys.rs sees
+/// each gap with the machine's latency added, and cannot tell a pause of 600 ms from one
+/// drawn up to it), and `min` ignored.
+#[test]
+fn a_uniform_pause_starts_users_at_its_mean_rate() {
+    let stats = run("baseUrl: BASE\nscenarios:\n  - name: u\n    \
+         injection: [{constantConcurrentUsers: 1, during: 10s}]\n    \
+         steps: [{request: {name: r, path: /ok}}, {pause: {min: 400ms, max: 600ms}}]\n");
+    assert_eq!(stats.global.kos, 0, "{:?}", stats.errors);
+    let users = stats.global.requests;
+    assert!((18..=23).contains(&users), "{users} users in 10 s");
 }
 
 /// Ten users for 2 s, each sending `/ok` as fast as it is let, under `throttle`.
@@ -319,6 +350,65 @@ fn the_closed_model_is_corrected_for_coordinated_omission() {
     assert!(p75 < 20.0, "off: p75 {p75}");
     assert_eq!(note("off", &stats), None);
     assert_eq!(stats.global.requests, stats.global.all.len());
+}
+
+/// `coordinatedOmission: minimum` expects a closed-model slot's next request after the
+/// shortest interval between its sends so far, `average` after their mean. One slot's users,
+/// one after another, send `/varied`: answered in 10 ms, 30 ms, then 1,000 ms, then 10 ms
+/// each time, so the sends are 10 ms, 30 ms, 1,000 ms, 10 ms... apart. The 30 ms response,
+/// expected after the one 10 ms interval there is so far, stands for 2 more (20 and 10 ms)
+/// under both. The 1,000 ms one is sent after intervals of 10 and 30 ms: expected every
+/// 10 ms under `minimum`, it stands for 99 more (990, 980 ... 10 ms); every 20 ms under
+/// `average`, for 49 more (980, 960 ... 20 ms). Every later 10 ms response is within the
+/// interval expected: it adds nothing. `off` adds nothing at all.
+///
+/// Catches: `minimum` computing the mean, or `average` the minimum (a steady server's
+/// intervals are all alike, and the two then give the same numbers), an interval taken from
+/// other than the slot's own sends, and `off` correcting.
+#[test]
+fn minimum_expects_the_shortest_interval_and_average_the_mean() {
+    // The values the correction adds (those in the histogram beyond the responses), and the
+    // highest value below the longest response (ms).
+    let corrected = |mode: &str| -> (u64, f64) {
+        let stats = run(&format!(
+            "baseUrl: BASE\ncoordinatedOmission: {mode}\nscenarios:\n  - name: co\n    \
+             injection: [{{constantConcurrentUsers: 1, during: 2s}}]\n    \
+             steps: [{{request: {{name: r, path: /varied}}}}]\n"
+        ));
+        let all = &stats.global.all;
+        assert_eq!(stats.global.kos, 0, "{mode}: {:?}", stats.errors);
+        assert!(
+            stats.global.requests > 3,
+            "{mode}: {} requests",
+            stats.global.requests
+        );
+        assert!(
+            near(all.max(), 1_000.0),
+            "{mode}: max {}",
+            millis(all.max())
+        );
+        let next = all
+            .iter_recorded()
+            .map(|v| v.value_iterated_to())
+            .filter(|&v| !near(v, 1_000.0))
+            .max()
+            .unwrap_or_else(|| panic!("{mode}: nothing below the longest response"));
+        (all.len() - stats.global.requests, millis(next))
+    };
+    // Next to the longest response: itself less one interval expected.
+    let (added, next) = corrected("minimum");
+    assert_eq!(added, 2 + 99, "minimum: values added");
+    assert!(
+        (next - 990.0).abs() <= 2.0,
+        "minimum: {next} ms next to the longest"
+    );
+    let (added, next) = corrected("average");
+    assert_eq!(added, 2 + 49, "average: values added");
+    assert!(
+        (next - 980.0).abs() <= 2.0,
+        "average: {next} ms next to the longest"
+    );
+    assert_eq!(corrected("off").0, 0, "off: values added");
 }
 
 /// An open model the target cannot keep up with: users due while every connection

@@ -78,21 +78,21 @@ fn run(file: &Path, out: &Path, args: &[&str]) -> (Option<i32>, String, String) 
 
 /// The started users of each scenario in a `results.json`.
 fn started(r: &serde_json::Value) -> BTreeMap<String, u64> {
-    r["users"]
+    support::field(r, &["users"])
         .as_object()
-        .expect("users in results.json")
+        .expect("results.json's users is an object")
         .iter()
-        .map(|(name, u)| (name.clone(), u["started"].as_u64().unwrap()))
+        .map(|(name, u)| (name.clone(), support::count_at(u, &["started"])))
         .collect()
 }
 
 /// The response count of each request name.
 fn requests(r: &serde_json::Value) -> BTreeMap<String, u64> {
-    r["requests"]
+    support::field(r, &["requests"])
         .as_object()
-        .unwrap()
+        .expect("results.json's requests is an object")
         .iter()
-        .map(|(name, q)| (name.clone(), q["total"]["count"].as_u64().unwrap()))
+        .map(|(name, q)| (name.clone(), support::count_at(q, &["total", "count"])))
         .collect()
 }
 

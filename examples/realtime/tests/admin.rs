@@ -515,3 +515,104 @@ fn switched_off_endpoints_are_not_served() {
     let quotes = request(&mut conn, "GET", "/realtime/quotes", &[], b"").unwrap();
     assert_eq!(quotes.status, 200, "{}", quotes.body);
 }
+
+/// The admin requests, each with the switch that serves it (a key under `admin.`).
+const SWITCHED: [(&str, &str, &str); 8] = [
+    ("endpoints.ping", "GET", "/ping"),
+    ("healthChecks.servletEnabled", "GET", "/healthcheck"),
+    ("endpoints.metrics", "GET", "/metrics"),
+    ("endpoints.metrics", "GET", "/metrics/prometheus"),
+    ("endpoints.threads", "GET", "/threads"),
+    ("endpoints.tasks", "GET", "/tasks"),
+    ("endpoints.tasks", "POST", "/tasks/feed?action=resume"),
+    ("endpoints.tasks", "POST", "/tasks/nope"),
+];
+
+/// Starts the service (in process) with the one admin switch `key` (`section.leaf` under
+/// `admin.`) off and every other on, and checks that exactly the requests of that switch are
+/// not served (axum's bare 404), that every other admin request is (`/tasks/nope` is then the
+/// tasks' own 404, which names the task), and that the application side serves.
+fn only_switched_off(key: &str) {
+    assert!(
+        SWITCHED.iter().any(|(k, _, _)| *k == key),
+        "no admin request is switched by {key}"
+    );
+    let (section, leaf) = key.split_once('.').expect("section.leaf");
+    let service = common::start_in_process(&format!(
+        "server: {{requestLog: {{appenders: []}}}}\nlogging: {{appenders: []}}\n\
+         admin:\n  {section}: {{{leaf}: false}}\n"
+    ));
+    for (switch, method, path) in SWITCHED {
+        let got = admin_at(service.admin, method, path);
+        if switch == key {
+            assert_eq!(
+                (got.status, got.body.as_str()),
+                (404, ""),
+                "{method} {path} with admin.{key} off"
+            );
+        } else if path == "/tasks/nope" {
+            assert_eq!(
+                (got.status, got.body.as_str()),
+                (404, "no task named \"nope\"\n"),
+                "{method} {path} with admin.{key} off"
+            );
+        } else {
+            assert_ne!(
+                got.status, 404,
+                "{method} {path} with admin.{key} off: {}",
+                got.body
+            );
+        }
+    }
+    let mut conn = connect(service.app);
+    let quotes = request(&mut conn, "GET", "/realtime/quotes", &[], b"").unwrap();
+    assert_eq!(quotes.status, 200, "{}", quotes.body);
+}
+
+/// `admin.endpoints.ping: false` takes `/ping` away, and only it.
+///
+/// Catches: the switch ignored, another endpoint served under this switch (`if
+/// endpoints.metrics` where `if endpoints.ping` belongs, or the reverse), or this switch
+/// taking another endpoint with it.
+#[test]
+fn ping_off_takes_away_ping_and_nothing_else() {
+    only_switched_off("endpoints.ping");
+}
+
+/// `admin.endpoints.metrics: false` takes `/metrics` and `/metrics/prometheus` away, and only
+/// them.
+///
+/// Catches: the switch ignored, the metrics routes served under another switch, or this
+/// switch taking another endpoint with it.
+#[test]
+fn metrics_off_takes_away_the_metrics_and_nothing_else() {
+    only_switched_off("endpoints.metrics");
+}
+
+/// `admin.endpoints.threads: false` takes `/threads` away, and only it.
+///
+/// Catches: the switch ignored, `/threads` served under another switch, or this switch
+/// taking another endpoint with it.
+#[test]
+fn threads_off_takes_away_threads_and_nothing_else() {
+    only_switched_off("endpoints.threads");
+}
+
+/// `admin.endpoints.tasks: false` takes `GET /tasks` and `POST /tasks/{name}` away, and only
+/// them.
+///
+/// Catches: the switch ignored, the tasks' routes served under another switch, or this
+/// switch taking another endpoint with it.
+#[test]
+fn tasks_off_takes_away_the_tasks_and_nothing_else() {
+    only_switched_off("endpoints.tasks");
+}
+
+/// `admin.healthChecks.servletEnabled: false` takes `/healthcheck` away, and only it.
+///
+/// Catches: the switch ignored, `/healthcheck` served under one of `admin.endpoints`, or
+/// this switch taking another endpoint with it.
+#[test]
+fn health_check_servlet_off_takes_away_healthcheck_and_nothing_else() {
+    only_switched_off("healthChecks.servletEnabled");
+}

@@ -15,7 +15,8 @@ const SERVER: &str = "server:\n  applicationConnectors: [{type: http, port: 0, b
 
 /// Catches: the readiness response missing or on the wrong port, a body that ignores `name`,
 /// the cache header missing, the state not flipping on SIGTERM, requests refused during the
-/// wait, or the wait skipped (the process gone before it ends).
+/// wait, the wait skipped (the process gone before it ends), or `shutdownWaitPeriod` ignored
+/// (the default 15 s waited).
 #[test]
 fn ready_until_sigterm_then_not_ready_while_still_serving_for_the_wait() {
     let dir = tempfile::tempdir().unwrap();
@@ -67,10 +68,15 @@ fn ready_until_sigterm_then_not_ready_while_still_serving_for_the_wait() {
     let alive = request(&mut c, "GET", "/ready?type=alive", &[], b"").unwrap();
     assert_eq!(alive.status, 200, "alive while waiting");
     assert!(wait_exit(&mut service.child).success());
+    let exited = signalled.elapsed();
     assert!(
-        signalled.elapsed() >= Duration::from_millis(1500),
-        "exited after {:?}, before the wait ended",
-        signalled.elapsed()
+        exited >= Duration::from_millis(1500),
+        "exited after {exited:?}, before the wait ended"
+    );
+    // The wait is the 1.5 s configured, not the default 15 s.
+    assert!(
+        exited < Duration::from_secs(10),
+        "exited after {exited:?}: shutdownWaitPeriod 1500ms not taken"
     );
 }
 
@@ -112,9 +118,9 @@ fn answers(addr: std::net::SocketAddr, path: &str, status: u16, within: Duration
     false
 }
 
-/// Catches: the schedule's intervals or attempts ignored (a paused feed never seen, or seen
-/// at once despite its attempts), a recovery not seen while unhealthy, `initialDelay`
-/// ignored, or `responder`'s header settings ignored.
+/// Catches: a paused feed never seen, a recovery not seen while unhealthy, `initialDelay`
+/// ignored, or `responder`'s header settings ignored. (The attempts' counts are told apart
+/// by `failure_and_success_attempts_each_count_their_own_results` in `src/health.rs`.)
 #[test]
 fn a_scheduled_check_follows_its_schedule_and_attempts() {
     let dir = tempfile::tempdir().unwrap();
@@ -172,6 +178,61 @@ fn a_scheduled_check_follows_its_schedule_and_attempts() {
     std::thread::sleep(Duration::from_millis(300));
     let (status, _, cache) = ready(service.app, "/health-check");
     assert_eq!((status, cache), (503, None));
+}
+
+/// While a check is healthy it runs every `checkInterval`; once unhealthy, every
+/// `downtimeInterval`. With 50 ms and 2 s, three failures in a row (`failureAttempts: 3`)
+/// take a moment after the feed is paused: the runs between them are healthy ones, 50 ms
+/// apart. The run that makes the check unhealthy comes after the pause, and the next run, the
+/// first that can see the feed moving again (`successAttempts: 1`), waits the whole 2 s
+/// however soon the feed resumes: ready again no sooner than 2 s after the pause.
+///
+/// Catches: `downtimeInterval` ignored (an unhealthy check run again after `checkInterval`,
+/// ready again a moment after the resume), or waited while the check is healthy (the three
+/// failures would take 4 s at least).
+#[test]
+fn an_unhealthy_check_runs_again_after_its_downtime_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "{SERVER}health:\n  healthChecks:\n    \
+             - {{name: quotes, critical: true, schedule: {{checkInterval: 50ms, downtimeInterval: 2s, \
+             failureAttempts: 3, successAttempts: 1}}}}\n"
+        ),
+    );
+    let service = start_in_process_file(&config);
+    assert_eq!(ready(service.app, "/health-check").0, 200);
+    let mut admin = connect(service.admin);
+    let paused = Instant::now();
+    let pause = request(&mut admin, "POST", "/tasks/feed?action=pause", &[], b"").unwrap();
+    assert_eq!(pause.status, 200, "{}", pause.body);
+    assert!(answers(
+        service.app,
+        "/health-check",
+        503,
+        Duration::from_secs(10)
+    ));
+    let unhealthy = paused.elapsed();
+    assert!(
+        unhealthy < Duration::from_secs(3),
+        "unhealthy {unhealthy:?} after the pause: healthy runs are checkInterval apart"
+    );
+    let resume = request(&mut admin, "POST", "/tasks/feed?action=resume", &[], b"").unwrap();
+    assert_eq!(resume.status, 200, "{}", resume.body);
+    let resumed = paused.elapsed();
+    assert!(answers(
+        service.app,
+        "/health-check",
+        200,
+        Duration::from_secs(10)
+    ));
+    let recovered = paused.elapsed();
+    assert!(
+        recovered >= Duration::from_secs(2),
+        "ready again {recovered:?} after the pause (resumed after {resumed:?}): an unhealthy \
+         check runs downtimeInterval apart"
+    );
 }
 
 /// Catches: `enabled: false` still scheduling (an unregistered name would then fail the

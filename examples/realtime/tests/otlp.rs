@@ -338,14 +338,11 @@ fn spans_and_logs_reach_a_grpc_collector_with_the_requests_ids() {
         text(&root.attributes, "request.id"),
         access[1]["requestId"].as_str()
     );
+    // Every export carries the configured header, and there was at least one.
+    let authorization = received.authorization.lock().unwrap().clone();
     assert!(
-        received
-            .authorization
-            .lock()
-            .unwrap()
-            .iter()
-            .all(|a| a == "Bearer t0ken"),
-        "headers"
+        !authorization.is_empty() && authorization.iter().all(|a| a == "Bearer t0ken"),
+        "headers: {authorization:?}"
     );
     // The handler's DEBUG event, with its request's trace and span.
     let logs = received.logs.lock().unwrap().clone();
@@ -399,10 +396,12 @@ fn http_protobuf_follows_sampling_and_sends_no_logs_when_told() {
         "{{enabled: true, protocol: http/protobuf, endpoint: 'http://{addr}', sampling: 0.0, \
          logs: false, timeout: 5s}}"
     );
-    // Logging at WARN: the requests' INFO spans are the export's all the same.
+    // Logging at WARN: the requests' INFO spans are the export's all the same. The quote
+    // handler's DEBUG events pass the levels (their logger is at DEBUG), so that `logs: false`
+    // is what keeps them from the collector.
     let text = config(dir.path(), &otel).replace(
         "logging: {level: INFO, loggers: {realtime: TRACE}, appenders: []}",
-        "logging: {level: WARN, appenders: []}",
+        "logging: {level: WARN, loggers: {'realtime::quotes': DEBUG}, appenders: []}",
     );
     let mut service = start(&write_config(dir.path(), &text));
     send(service.app);
@@ -425,21 +424,37 @@ fn metrics(admin: SocketAddr) -> serde_json::Value {
     serde_json::from_str(&r.body).unwrap()
 }
 
-/// Catches: requests held up by a collector that accepts connections and never answers, a
-/// queue that grows past `queueSize`, drops not counted, and an exit that waits past
-/// `timeout` for the collector.
-#[test]
-fn a_collector_that_never_answers_costs_requests_nothing_and_drops_are_counted() {
-    // Accepts connections, reads nothing, answers nothing.
+/// A collector on 127.0.0.1 that accepts connections and never reads from them nor answers:
+/// an export to it waits for its whole `timeout`. Its connections stay open until the test
+/// process ends.
+fn silent_collector() -> SocketAddr {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = silent.local_addr().unwrap();
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let keep = held.clone();
     std::thread::spawn(move || {
+        let mut held = Vec::new();
         for conn in silent.incoming().flatten() {
-            keep.lock().unwrap().push(conn);
+            held.push(conn);
         }
     });
+    addr
+}
+
+/// The spans the export dropped, from the admin port's metrics.
+fn dropped_spans(admin: SocketAddr) -> f64 {
+    let gauges = metrics(admin);
+    gauges["gauges"]["ferrowizard.opentelemetry.spans.dropped"]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{gauges}"))
+}
+
+/// With a collector that never answers, the export's queue holds `queueSize` spans and
+/// drops the rest, counting them; a stop waits for the collector `timeout` long, not more.
+///
+/// Catches: a queue that grows past `queueSize`, drops not counted, and an exit that waits
+/// past `timeout` for the collector.
+#[test]
+fn a_collector_that_never_answers_has_its_drops_counted_and_holds_a_stop_only_its_timeout() {
+    let addr = silent_collector();
     let dir = tempfile::tempdir().unwrap();
     let otel = format!("{{enabled: true, endpoint: 'http://{addr}', queueSize: 8, timeout: 1s}}");
     let mut service = start(&write_config(dir.path(), &config(dir.path(), &otel)));
@@ -452,10 +467,7 @@ fn a_collector_that_never_answers_costs_requests_nothing_and_drops_are_counted()
     // What can get through: the queue (8), and a batch taken for export for each second the
     // requests took (each export is held for the 1 s timeout).
     let through = 8.0 + 8.0 * (sending.elapsed().as_secs_f64().ceil() + 1.0);
-    let gauges = metrics(service.admin);
-    let dropped = gauges["gauges"]["ferrowizard.opentelemetry.spans.dropped"]["value"]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{gauges}"));
+    let dropped = dropped_spans(service.admin);
     assert!(dropped >= 300.0 - through, "{dropped} of 300 dropped");
     let stopped = Instant::now();
     signal(&service.child, "TERM");
@@ -466,6 +478,64 @@ fn a_collector_that_never_answers_costs_requests_nothing_and_drops_are_counted()
         "{:?}",
         stopped.elapsed()
     );
+}
+
+/// Every request is answered within a few seconds while the collector never answers and
+/// the export's queue is full: each request is recorded (`sampling: 1.0`), the queue holds 8
+/// (`queueSize: 8`), and each export waits `timeout: 30s` for the collector, so from the
+/// 17th request on (a batch of 8 held by the export, 8 more queued) every request's span
+/// finds the queue full, as the drops counted show. A request that waited for room in the
+/// queue would wait for an export to give up, ten times the bound.
+///
+/// Catches: a request held until the export's queue has room (or until the export is done)
+/// instead of its span dropped and counted.
+#[test]
+fn a_collector_that_never_answers_costs_requests_nothing() {
+    const TIMEOUT: Duration = Duration::from_secs(30);
+    // Far above what a request on loopback takes, far below the export's timeout.
+    const BOUND: Duration = Duration::from_secs(3);
+    const REQUESTS: u32 = 200;
+    const QUEUE: u32 = 8;
+    let addr = silent_collector();
+    let dir = tempfile::tempdir().unwrap();
+    let otel = format!(
+        "{{enabled: true, endpoint: 'http://{addr}', sampling: 1.0, queueSize: {QUEUE}, \
+         timeout: {}s}}",
+        TIMEOUT.as_secs()
+    );
+    // Stopped by the drop's kill: a stop would wait for the collector.
+    let service = start(&write_config(dir.path(), &config(dir.path(), &otel)));
+    let mut conn = connect(service.app);
+    // A request held that long is no answer: the test fails at twice the bound, not at the
+    // export's timeout.
+    conn.get_ref().set_read_timeout(Some(BOUND * 2)).unwrap();
+    let sending = Instant::now();
+    let mut slowest = Duration::ZERO;
+    for i in 0..REQUESTS {
+        let asked = Instant::now();
+        let answer = request(&mut conn, "GET", "/realtime/quotes/ACME", &[], b"");
+        let took = asked.elapsed();
+        let r = answer.unwrap_or_else(|e| {
+            panic!("request {i}: no answer in {took:?} ({e}), with the export's queue full")
+        });
+        assert_eq!(r.status, 200, "request {i}");
+        assert!(
+            took < BOUND,
+            "request {i} took {took:?} with the export's queue full (its timeout: {TIMEOUT:?})"
+        );
+        slowest = slowest.max(took);
+    }
+    let elapsed = sending.elapsed();
+    // The queue was full: what got through is the queue and a batch taken for export for
+    // each timeout the requests lasted; the rest was dropped.
+    let exports = (elapsed.as_secs_f64() / TIMEOUT.as_secs_f64()).ceil() + 1.0;
+    let through = f64::from(QUEUE) * (1.0 + exports);
+    let dropped = dropped_spans(service.admin);
+    assert!(
+        dropped >= f64::from(REQUESTS) - through,
+        "{dropped} of {REQUESTS} dropped in {elapsed:?}: the queue was not full"
+    );
+    eprintln!("{REQUESTS} requests in {elapsed:?}, the slowest {slowest:?}");
 }
 
 /// Catches: `enabled` without the spans it exports (no trace context) accepted and ignored.

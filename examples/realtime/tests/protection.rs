@@ -477,16 +477,13 @@ fn https_config(dir: &Path, port: u16, cert: &str) -> std::path::PathBuf {
     )
 }
 
-#[test]
-fn an_https_connector_serves_with_a_test_certificate() {
-    let dir = tempfile::tempdir().unwrap();
-    let cert = certificate(dir.path());
-    let service = start_in_process_file(&https_config(dir.path(), 0, "DIR/cert.pem"));
-    assert!(
-        service.admin.ip().is_loopback(),
-        "admin on {}",
-        service.admin
-    );
+/// `GET path` over TLS to `addr`, trusting only `cert` (made for `localhost`): what came
+/// back, up to the server's close.
+fn tls_get(
+    addr: std::net::SocketAddr,
+    cert: &rcgen::CertifiedKey<rcgen::KeyPair>,
+    path: &str,
+) -> String {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(cert.cert.der().clone()).unwrap();
     let client = rustls::ClientConfig::builder_with_provider(Arc::new(
@@ -498,22 +495,68 @@ fn an_https_connector_serves_with_a_test_certificate() {
     .with_no_client_auth();
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
     let tls = rustls::ClientConnection::new(Arc::new(client), name).unwrap();
-    let tcp = TcpStream::connect(service.app).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut stream = rustls::StreamOwned::new(tls, tcp);
     stream
         .write_all(
-            b"GET /realtime/quotes/ACME HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
         )
         .unwrap();
     let mut out = Vec::new();
     // A server may close without TLS's close_notify; what was read counts.
     let _ = stream.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn an_https_connector_serves_with_a_test_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = certificate(dir.path());
+    let service = start_in_process_file(&https_config(dir.path(), 0, "DIR/cert.pem"));
+    assert!(
+        service.admin.ip().is_loopback(),
+        "admin on {}",
+        service.admin
+    );
+    let text = tls_get(service.app, &cert, "/realtime/quotes/ACME");
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     assert!(text.contains("\"symbol\":\"ACME\""), "{text}");
     // Plain HTTP on the TLS port is not served.
     assert_ne!(
+        status_of(&get_close(&service, "/realtime/quotes/ACME")),
+        200
+    );
+}
+
+/// An admin connector of `type: https` serves the admin side over TLS, and nothing to
+/// plain HTTP, while the application connector beside it (`type: http`) stays plain.
+///
+/// Catches: an admin connector's `type` ignored (the admin side served as plain HTTP, or its
+/// TLS acceptor lost on the way to the admin connectors' runtime).
+#[test]
+fn an_https_admin_connector_serves_with_a_test_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = certificate(dir.path());
+    let config = write_config(
+        dir.path(),
+        "server:\n  applicationConnectors: [{type: http, port: 0, bindHost: 127.0.0.1}]\n  \
+         adminConnectors:\n    - type: https\n      port: 0\n      bindHost: 127.0.0.1\n      \
+         certPath: DIR/cert.pem\n      keyPath: DIR/key.pem\n  requestLog: {appenders: []}\n\
+         logging:\n  appenders: []\n",
+    );
+    let service = start_in_process_file(&config);
+    let text = tls_get(service.admin, &cert, "/ping");
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.contains("pong"), "{text}");
+    // Plain HTTP on the admin's TLS port is not served; the application's port is plain.
+    let plain = raw(
+        service.admin,
+        b"GET /ping HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    assert_ne!(status_of(&plain), 200, "{plain}");
+    assert_eq!(
         status_of(&get_close(&service, "/realtime/quotes/ACME")),
         200
     );

@@ -47,7 +47,12 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 /// `archive`, `archivedLogFilenamePattern`, `archivedFileCount`, `maxFileSize` and
-/// `totalSizeCap` rotate the request log as they rotate the application's.
+/// `totalSizeCap` rotate the request log as they rotate the application's: each run changes
+/// one of them and the files left show it.
+///
+/// Catches: any of the five dropped on the request log's way to the appender (archives under
+/// another name, the default count of 5 kept, no rotation, a rotation despite `archive:
+/// false`, or archives kept past a cap that no archive fits under).
 #[test]
 fn a_request_log_file_rotates_as_it_is_told() {
     let rotating = "      - type: file\n        currentLogFilename: DIR/requests.log\n        \
@@ -83,6 +88,16 @@ fn a_request_log_file_rotates_as_it_is_told() {
     assert_eq!(files(dir.path()), ["requests.log"]);
     let lines = std::fs::read_to_string(dir.path().join("requests.log")).unwrap();
     assert_eq!(lines.lines().count(), 200);
+    // `totalSizeCap: 1B`, below any archive's size: every archive is deleted as it is made,
+    // where the count alone keeps three.
+    let dir = tempfile::tempdir().unwrap();
+    let service = serve(
+        dir.path(),
+        &rotating.replace("totalSizeCap: 1MiB", "totalSizeCap: 1B"),
+    );
+    requests(&service, 200);
+    stop(service);
+    assert_eq!(files(dir.path()), ["requests.log"]);
 }
 
 /// `immediateFlush: false` with `bufferSize`: lines wait in the buffer until it is full (or
@@ -134,12 +149,16 @@ fn line(rx: &mpsc::Receiver<String>) -> Option<String> {
 }
 
 /// `udp` (`host`, `port`) and `syslog` (`protocol: tcp`, `facility`) request-log appenders
-/// reach their receivers, in their own framing.
+/// reach their receivers, in their own framing. The receivers listen on 127.0.0.2, where
+/// the default host (`localhost`, 127.0.0.1) reaches nothing.
+///
+/// Catches: `host`, `port`, `protocol` or `facility` dropped on the request log's way to the
+/// appender (nothing received, or a PRI of local0's).
 #[test]
 fn request_log_lines_reach_udp_and_syslog_receivers() {
-    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let udp = UdpSocket::bind("127.0.0.2:0").unwrap();
     udp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    let tcp = TcpListener::bind("127.0.0.2:0").unwrap();
     let (tx, rx) = mpsc::channel();
     let tcp_port = tcp.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -158,8 +177,8 @@ fn request_log_lines_reach_udp_and_syslog_receivers() {
     let service = serve(
         dir.path(),
         &format!(
-            "      - {{type: udp, host: 127.0.0.1, port: {}}}\n      \
-             - {{type: syslog, host: 127.0.0.1, port: {tcp_port}, protocol: tcp, facility: user}}\n",
+            "      - {{type: udp, host: 127.0.0.2, port: {}}}\n      \
+             - {{type: syslog, host: 127.0.0.2, port: {tcp_port}, protocol: tcp, facility: user}}\n",
             udp.local_addr().unwrap().port()
         ),
     );
@@ -204,11 +223,15 @@ fn certificates(
     )
 }
 
-/// A TLS receiver: the first line of each connection goes to the channel.
+/// A TLS receiver (speaking TLS 1.2 and 1.3): the first line of each connection goes to the
+/// channel, with the protocol version the connection took.
 fn tls_receiver(
     cert: rustls::pki_types::CertificateDer<'static>,
     key: rustls::pki_types::PrivateKeyDer<'static>,
-) -> (u16, mpsc::Receiver<String>) {
+) -> (
+    u16,
+    mpsc::Receiver<(Option<rustls::ProtocolVersion>, String)>,
+) {
     let config = Arc::new(
         rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
@@ -232,7 +255,7 @@ fn tls_receiver(
                 let mut r = BufReader::new(rustls::StreamOwned::new(conn, s));
                 let mut text = String::new();
                 if r.read_line(&mut text).is_ok() {
-                    let _ = tx.send(text);
+                    let _ = tx.send((r.get_ref().conn.protocol_version(), text));
                 }
             });
         }
@@ -240,8 +263,13 @@ fn tls_receiver(
     (port, rx)
 }
 
-/// `tls` request-log appenders: `caFile`, `validateServerHostname` and `validateCerts`, with
-/// `supportedProtocols`, decide which receivers get the lines.
+/// `tls` request-log appenders: `caFile`, `validateServerHostname` and `validateCerts`
+/// decide which receivers get the lines, and `supportedProtocols: [TLSv1.2]` the version they
+/// arrive over (the receiver speaks 1.2 and 1.3; the default offers both, and 1.3 is taken).
+///
+/// Catches: `caFile`, `validateServerHostname`, `validateCerts` or `supportedProtocols`
+/// dropped on the request log's way to the appender (nothing arrives, or it arrives over TLS
+/// 1.3), or one of the two checks read for the other.
 #[test]
 fn request_log_lines_reach_a_tls_receiver_only_as_the_checks_allow() {
     let dir = tempfile::tempdir().unwrap();
@@ -251,7 +279,7 @@ fn request_log_lines_reach_a_tls_receiver_only_as_the_checks_allow() {
     let (port, rx) = tls_receiver(cert, key);
     let appender = |settings: &str| {
         format!(
-            "      - {{type: tls, host: localhost, port: {port}, supportedProtocols: [TLSv1.3], {settings}}}\n"
+            "      - {{type: tls, host: localhost, port: {port}, supportedProtocols: [TLSv1.2], {settings}}}\n"
         )
     };
     // The name checked (the default): nothing arrives.
@@ -265,10 +293,15 @@ fn request_log_lines_reach_a_tls_receiver_only_as_the_checks_allow() {
     ] {
         let service = serve(dir.path(), &appender(settings));
         requests(&service, 1);
-        let got = line(&rx).unwrap_or_default();
+        let (version, got) = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
         assert!(
             got.contains("\"GET /realtime/quotes/ACME HTTP/1.1\" 200"),
             "{settings}: {got}"
+        );
+        assert_eq!(
+            version,
+            Some(rustls::ProtocolVersion::TLSv1_2),
+            "{settings}"
         );
         stop(service);
     }

@@ -1,11 +1,15 @@
 //! The `server:` keys that shape what a client sees, each shown changing it on the real
 //! binary: `rootPath`, `useServerHeader`, `useDateHeader`, `useForwardedHeaders` with
-//! `trustedProxies`, and `gzip`'s `compressedMimeTypes`, `includedMethods` and
-//! `minimumEntitySize`.
+//! `trustedProxies`, `gzip`'s `compressedMimeTypes`, `includedMethods` and
+//! `minimumEntitySize`, and each kind of connector's `idleTimeout` and `headerReadTimeout`,
+//! kept to within bounds on both sides.
 
 mod common;
 
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use common::{
     Response, Serving, connect, request, sigterm, start, start_in_process_file, wait_exit,
@@ -527,22 +531,29 @@ fn shutdown_grace_period_bounds_how_long_a_request_in_flight_may_finish() {
     }
 }
 
+/// The admin connector's `port`, `bindHost`, `useServerHeader` and `useDateHeader`, each set
+/// away from its default: it listens on that port of 127.0.0.2 (its default host is
+/// 127.0.0.1), sends `Server` and no `Date`; the application connector keeps its defaults.
+///
+/// Catches: any of the four ignored on admin connectors (another port, 127.0.0.1, no
+/// `Server` header, a `Date` header), or taken from the application connector's.
 #[test]
 fn an_admin_connector_takes_its_own_settings() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+    let host: std::net::IpAddr = "127.0.0.2".parse().unwrap();
+    let port = std::net::TcpListener::bind((host, 0))
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let text = format!(
         "server:\n  applicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
-         adminConnectors:\n    - type: http\n      port: {port}\n      bindHost: 127.0.0.1\n      \
+         adminConnectors:\n    - type: http\n      port: {port}\n      bindHost: {host}\n      \
          useServerHeader: true\n      useDateHeader: false\n  requestLog: {{appenders: []}}\n\
          logging:\n  level: WARN\n"
     );
     let service = start(&write_config(dir.path(), &text));
-    assert_eq!(service.admin.port(), port);
+    assert_eq!(service.admin, SocketAddr::new(host, port));
     let mut admin = connect(service.admin);
     let r = request(&mut admin, "GET", "/ping", &[], b"").unwrap();
     assert!(
@@ -597,4 +608,201 @@ fn max_request_body_size_is_the_limit_handlers_see() {
     sent.resize(sent.len() + (3 << 20), b'a');
     assert_eq!(common::status_of(&common::raw(service.app, &sent)), 413);
     assert_eq!(post(&service, 1 << 10), 400);
+}
+
+// Connector timeouts. Each test sets one timeout of one connector to 1 s and leaves every
+// other key at its default (idleTimeout 30 s, headerReadTimeout 10 s). The server notices a
+// timeout at most a quarter late and never early: the connection closes 1 to 1.5 s in. The
+// bounds leave slack for a loaded machine, and still fail a timeout ten times too long (not
+// closed by `LATEST`) or ten times too short (closed before `EARLIEST`).
+
+/// A timeout of 1 s closes no connection sooner than this.
+const EARLIEST: Duration = Duration::from_millis(700);
+/// A timeout of 1 s has closed its connection by this time.
+const LATEST: Duration = Duration::from_secs(3);
+
+/// `realtime` in process, its `which` connector (`application`, `admin`, or `simple`: the
+/// simple server's one) given `setting` (`key: value`), every other key at its default.
+fn with_connector_setting(which: &str, setting: &str) -> common::InProcess {
+    let plain = "{type: http, port: 0, bindHost: 127.0.0.1}";
+    let set = format!("{{type: http, port: 0, bindHost: 127.0.0.1, {setting}}}");
+    let connectors = match which {
+        "application" => {
+            format!("  applicationConnectors: [{set}]\n  adminConnectors: [{plain}]\n")
+        }
+        "admin" => format!("  applicationConnectors: [{plain}]\n  adminConnectors: [{set}]\n"),
+        "simple" => format!("  type: simple\n  connector: {set}\n"),
+        other => panic!("no connector {other}"),
+    };
+    common::start_in_process(&format!(
+        "server:\n{connectors}  requestLog: {{appenders: []}}\nlogging:\n  level: WARN\n  appenders: []\n"
+    ))
+}
+
+/// The connector `which` names, then (on the default server) the other one, each with a path
+/// it answers 200.
+fn connectors(service: &common::InProcess, which: &str) -> Vec<(SocketAddr, &'static str)> {
+    let application = (service.app, "/realtime/quotes/ACME");
+    let admin = (service.admin, "/ping");
+    match which {
+        "application" => vec![application, admin],
+        "admin" => vec![admin, application],
+        _ => vec![(service.app, "/application/realtime/quotes/ACME")],
+    }
+}
+
+/// Watches `conns` from `since` until each is closed or `LATEST` has passed: when each was
+/// seen closed (EOF, or an error reading or writing), `None` for those still open. With
+/// `trickle`, each open one is sent one more byte every 200 ms, as a slowloris client sends
+/// its head: never idle.
+fn closings(conns: &[TcpStream], since: Instant, trickle: bool) -> Vec<Option<Duration>> {
+    for c in conns {
+        c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    }
+    let mut closed: Vec<Option<Duration>> = vec![None; conns.len()];
+    let mut sent = Instant::now();
+    while since.elapsed() < LATEST && closed.iter().any(Option::is_none) {
+        let send = trickle && sent.elapsed() >= Duration::from_millis(200);
+        if send {
+            sent = Instant::now();
+        }
+        for (c, when) in conns.iter().zip(closed.iter_mut()) {
+            if when.is_some() {
+                continue;
+            }
+            let mut c: &TcpStream = c;
+            let mut buf = [0u8; 512];
+            let gone = (send && c.write_all(b"a").is_err())
+                || match c.read(&mut buf) {
+                    Ok(0) => true,
+                    Ok(_) => false,
+                    Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
+                };
+            if gone {
+                *when = Some(since.elapsed());
+            }
+        }
+    }
+    closed
+}
+
+/// Fails unless the first of `closed` (as [`closings`] saw them) closed between `EARLIEST`
+/// and `LATEST`, and every other one was still open at `LATEST`.
+fn only_the_first_closed_on_time(what: &str, closed: &[Option<Duration>]) {
+    match closed[0] {
+        Some(t) => assert!(
+            t >= EARLIEST,
+            "{what}: closed {t:?} in, before {EARLIEST:?}"
+        ),
+        None => panic!("{what}: still open {LATEST:?} in"),
+    }
+    assert!(
+        closed[1..].iter().all(Option::is_none),
+        "{what}: the other connector, at its defaults, closed too: {closed:?}"
+    );
+}
+
+/// The connector `which` with `idleTimeout: 1s`: a kept-alive connection left idle after its
+/// answer is closed 1 s (at least `EARLIEST`, at most `LATEST`) after that answer; one to the
+/// other connector, idle as long, stays open.
+fn idle_timeout_closes_on_time(which: &str) {
+    let service = with_connector_setting(which, "idleTimeout: 1s");
+    // The connection under test is answered last: its idle time begins at `since`.
+    let mut conns: Vec<TcpStream> = connectors(&service, which)
+        .into_iter()
+        .rev()
+        .map(|(addr, path)| {
+            let mut c = connect(addr);
+            let r = request(&mut c, "GET", path, &[], b"").unwrap();
+            assert_eq!(r.status, 200, "{which}: {path}: {}", r.body);
+            c.into_inner()
+        })
+        .collect();
+    let since = Instant::now();
+    conns.reverse();
+    let closed = closings(&conns, since, false);
+    only_the_first_closed_on_time(&format!("{which} idleTimeout 1s"), &closed);
+}
+
+/// The connector `which` with `headerReadTimeout: 1s`: a connection whose request head keeps
+/// trickling in, a byte every 200 ms (never idle), is dropped 1 s (at least `EARLIEST`, at
+/// most `LATEST`) after the head began; one to the other connector, trickling the same way,
+/// stays open.
+fn header_read_timeout_drops_on_time(which: &str) {
+    let service = with_connector_setting(which, "headerReadTimeout: 1s");
+    let since = Instant::now();
+    let conns: Vec<TcpStream> = connectors(&service, which)
+        .into_iter()
+        .map(|(addr, path)| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\nX-Slow: ").as_bytes())
+                .unwrap();
+            s
+        })
+        .collect();
+    let closed = closings(&conns, since, true);
+    only_the_first_closed_on_time(&format!("{which} headerReadTimeout 1s"), &closed);
+}
+
+/// An application connector's `idleTimeout` (1 s) closes an idle kept-alive connection 1 s
+/// after its answer, not sooner; the admin connector keeps its own (the default 30 s).
+///
+/// Catches: the key ignored or read ten times too long (still open at 3 s), ten times too
+/// short (closed before 0.7 s), or applied to the admin connector too.
+#[test]
+fn an_application_connectors_idle_timeout_closes_an_idle_connection_on_time() {
+    idle_timeout_closes_on_time("application");
+}
+
+/// An admin connector's `idleTimeout` (1 s) closes an idle kept-alive connection 1 s after
+/// its answer, not sooner; the application connector keeps its own (the default 30 s).
+///
+/// Catches: the key ignored on admin connectors (or taken from the application connector's),
+/// read ten times too long or too short, or applied to the application connector too.
+#[test]
+fn an_admin_connectors_idle_timeout_closes_an_idle_connection_on_time() {
+    idle_timeout_closes_on_time("admin");
+}
+
+/// The simple server's connector's `idleTimeout` (1 s) closes an idle kept-alive connection
+/// 1 s after its answer, not sooner.
+///
+/// Catches: the key ignored on the simple server (its connector built with the defaults), or
+/// read ten times too long or too short.
+#[test]
+fn the_simple_connectors_idle_timeout_closes_an_idle_connection_on_time() {
+    idle_timeout_closes_on_time("simple");
+}
+
+/// An application connector's `headerReadTimeout` (1 s) drops a connection whose request head
+/// is still incomplete 1 s after it began, though bytes keep coming; the admin connector keeps
+/// its own (the default 10 s).
+///
+/// Catches: the key ignored or read ten times too long (still open at 3 s), ten times too
+/// short (dropped before 0.7 s), a head timed only while silent (the idle timer's work), or
+/// the key applied to the admin connector too.
+#[test]
+fn an_application_connectors_header_read_timeout_drops_a_slow_head_on_time() {
+    header_read_timeout_drops_on_time("application");
+}
+
+/// An admin connector's `headerReadTimeout` (1 s) drops a connection whose request head is
+/// still incomplete 1 s after it began, though bytes keep coming; the application connector
+/// keeps its own (the default 10 s).
+///
+/// Catches: the key ignored on admin connectors (or taken from the application connector's),
+/// read ten times too long or too short, or applied to the application connector too.
+#[test]
+fn an_admin_connectors_header_read_timeout_drops_a_slow_head_on_time() {
+    header_read_timeout_drops_on_time("admin");
+}
+
+/// The simple server's connector's `headerReadTimeout` (1 s) drops a connection whose request
+/// head is still incomplete 1 s after it began, though bytes keep coming.
+///
+/// Catches: the key ignored on the simple server (its connector built with the defaults), or
+/// read ten times too long or too short.
+#[test]
+fn the_simple_connectors_header_read_timeout_drops_a_slow_head_on_time() {
+    header_read_timeout_drops_on_time("simple");
 }

@@ -193,6 +193,14 @@ mod bind_tests {
     use std::net::TcpStream;
 
     use super::*;
+    use crate::config::server::{ConnectorFactory, HttpConnectorFactory};
+
+    /// The listen backlog and `SO_REUSEADDR` that `server::settings`, which every connector's
+    /// keys go through (application, admin and the simple server's), gives `connector`.
+    fn socket_options(connector: HttpConnectorFactory) -> (u32, bool) {
+        let (_, backlog, reuse) = super::super::settings(&ConnectorFactory::Http(connector));
+        (backlog, reuse)
+    }
 
     /// Connections to `addr` that complete their handshake within a short wait, of `tries`
     /// started while nothing accepts them.
@@ -209,16 +217,21 @@ mod bind_tests {
     /// `acceptQueueSize` is the listen backlog: with nothing accepting, the kernel completes the
     /// handshake of backlog + 1 connections and leaves the rest waiting.
     ///
-    /// Catches: the backlog not passed to `listen` (the default 1024 would take all 12).
+    /// Catches: the key not read by `server::settings`, or the backlog not passed to `listen`
+    /// (the default 1024 would take all 12).
     #[tokio::test]
     async fn accept_queue_size_is_the_listen_backlog() {
-        for backlog in [2u32, 5] {
-            let listener = bind("127.0.0.1:0".parse().unwrap(), backlog, true).unwrap();
+        for queue in [2u32, 5] {
+            let (backlog, reuse) = socket_options(HttpConnectorFactory {
+                accept_queue_size: queue,
+                ..Default::default()
+            });
+            let listener = bind("127.0.0.1:0".parse().unwrap(), backlog, reuse).unwrap();
             let addr = listener.local_addr().unwrap();
             let done = tokio::task::spawn_blocking(move || handshakes(addr, 12))
                 .await
                 .unwrap();
-            assert_eq!(done, backlog as usize + 1, "backlog {backlog}");
+            assert_eq!(done, queue as usize + 1, "acceptQueueSize {queue}");
             drop(listener);
         }
     }
@@ -226,11 +239,16 @@ mod bind_tests {
     /// `reuseAddress`: a port whose connection the server closed first is in TIME_WAIT; binding
     /// it again needs `SO_REUSEADDR`.
     ///
-    /// Catches: the option not set (the restart fails), or set regardless (the refusal passes).
+    /// Catches: the key not read by `server::settings`, the option not set (the restart
+    /// fails), or set regardless (the refusal passes).
     #[tokio::test]
     async fn reuse_address_lets_a_restart_bind_a_port_in_time_wait() {
-        for reuse in [true, false] {
-            let listener = bind("127.0.0.1:0".parse().unwrap(), 16, reuse).unwrap();
+        for reuse_address in [true, false] {
+            let (backlog, reuse) = socket_options(HttpConnectorFactory {
+                reuse_address,
+                ..Default::default()
+            });
+            let listener = bind("127.0.0.1:0".parse().unwrap(), backlog, reuse).unwrap();
             let addr = listener.local_addr().unwrap();
             let client = std::thread::spawn(move || {
                 let mut s = TcpStream::connect(addr).unwrap();
@@ -243,8 +261,12 @@ mod bind_tests {
             drop(stream);
             client.join().unwrap();
             drop(listener);
-            let again = bind(addr, 16, reuse);
-            assert_eq!(again.is_ok(), reuse, "reuseAddress {reuse}: {again:?}");
+            let again = bind(addr, backlog, reuse);
+            assert_eq!(
+                again.is_ok(),
+                reuse_address,
+                "reuseAddress {reuse_address}: {again:?}"
+            );
         }
     }
 }

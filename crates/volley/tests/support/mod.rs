@@ -64,3 +64,35 @@ pub fn run(dir: &Path, addr: SocketAddr, yaml: &str) -> serde_json::Value {
         .success();
     serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
 }
+
+/// The value at `path` in `json` (object keys, outermost first). A missing key fails, naming
+/// the field and the keys there are: a field `results.json` renames must fail a test, never
+/// read as nothing.
+pub fn field<'a>(json: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Value {
+    let mut node = json;
+    for (i, key) in path.iter().enumerate() {
+        node = match node.get(*key) {
+            Some(next) => next,
+            None => {
+                let there: Vec<&String> = match node.as_object() {
+                    Some(object) => object.keys().collect(),
+                    None => Vec::new(),
+                };
+                panic!(
+                    "no field {} in the JSON (keys there: {there:?})",
+                    path[..=i].join(".")
+                )
+            }
+        };
+    }
+    node
+}
+
+/// The count at `path` in `json` (see [`field`]): fails, naming the field, when it is missing
+/// or is not a whole number.
+pub fn count_at(json: &serde_json::Value, path: &[&str]) -> u64 {
+    let value = field(json, path);
+    value
+        .as_u64()
+        .unwrap_or_else(|| panic!("{} is {value}, not a count", path.join(".")))
+}

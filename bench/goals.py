@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The verdicts of the scripts under bench/: each script's goals, and whether a run meets them.
+
+Every bench script measures, prints its figures, then asks this module for a verdict: exit 0
+when every goal is met, 1 when one is missed or when the run is too short to judge. The goals
+live here, once, so that a script and its test read the same numbers.
+
+    goals.py overload-round RESULTS_JSON CAPACITY SECONDS ROUND RATE STEAL ROUNDS_FILE
+    goals.py overload ROUNDS_FILE
+    goals.py soak SAMPLES_FILE CLK_TCK
+    goals.py ratios ROUNDS NAME=FILE...        (server.sh: each setting's ratios to bare)
+    goals.py volley ROUNDS RATIO_FILE H2_RATIO_FILE PEAK_RSS_MB
+    goals.py enough ROUNDS SECONDS             (exit 1 below the shortest run judged)
+    goals.py enough-soak MINUTES
+
+Tested by bench/test_goals.py (`python3 -m unittest discover -s bench`).
+"""
+
+import json
+import statistics
+import sys
+
+# A median of fewer rounds, or rounds shorter than this, is not a figure to judge by on a
+# shared 2-core machine: one stolen second moves it.
+MIN_ROUNDS = 3
+MIN_SECONDS = 5
+
+# overload.sh: the flood at twice capacity.
+OVERLOAD = {
+    "goodput": 0.9,  # goodput / capacity, at least
+    "ko_p99_ms": 10.0,  # the 503s' 99th percentile, at most
+    "timeouts": 0,  # client timeouts, at most
+    "other_ko": 0,  # KOs that are not 503s, at most
+}
+
+# soak.sh: minutes 1-5 are the warm-up; the CPU drift compares the first 5 minutes after it
+# with the last 5, which must not overlap.
+SOAK_WARM_UP = 5
+SOAK_WINDOW = 5
+SOAK_MIN_MINUTES = SOAK_WARM_UP + 2 * SOAK_WINDOW
+SOAK_FLAT = 0.10  # RSS and open files within 10% of minute 5's; CPU drift within 10%
+
+# server.sh: each setting's median ratio to bare (a setting not named has no goal).
+SERVER = {"production": 0.92, "chatty": 0.85}
+
+# volley.sh: volley against wrk (HTTP/1.1) and h2load (HTTP/2), peak memory with 10,000 users.
+VOLLEY = {"wrk": 1.0, "h2load": 0.9, "rss_mb": 200}
+
+
+def verdict(misses):
+    """Prints each missed goal and returns the exit code."""
+    for miss in misses:
+        print(f"GOAL MISSED: {miss}")
+    if not misses:
+        print("every goal met")
+    return 1 if misses else 0
+
+
+def enough(rounds, seconds):
+    """The misses of a run too short to judge."""
+    misses = []
+    if rounds < MIN_ROUNDS:
+        misses.append(f"{rounds} rounds: too few to judge (at least {MIN_ROUNDS})")
+    if seconds < MIN_SECONDS:
+        misses.append(f"{seconds} s a round: too short to judge (at least {MIN_SECONDS} s)")
+    return misses
+
+
+def overload_round(results, capacity, seconds):
+    """One flood's figures from volley's results.json."""
+    g = results["global"]
+    errors = results["errors"]
+    # Over the run's own length: a flood the generator cannot keep up with lasts longer.
+    goodput = g["ok"]["count"] / max(results["durationSeconds"], seconds)
+    ko = g["ko"]["count"]
+    return {
+        "ratio": goodput / capacity,
+        "goodput": goodput,
+        "ko": ko,
+        "ko_p99": g["ko"]["p99"] if ko else 0.0,
+        "ok_p99": g["ok"]["p99"],
+        "timeouts": sum(n for e, n in errors.items() if "timeout" in e.lower()),
+        # The KO column's p99 is the 503s' only when every KO is a 503: the errors say so.
+        "other_ko": sum(n for e, n in errors.items() if "503" not in e),
+    }
+
+
+def overload(rounds):
+    """The misses of overload.sh's rounds (dicts from overload_round)."""
+    if len(rounds) < MIN_ROUNDS:
+        return [f"{len(rounds)} rounds: too few to judge (at least {MIN_ROUNDS})"]
+    med = {k: statistics.median(r[k] for r in rounds) for k in ("ratio", "ko_p99", "timeouts", "other_ko")}
+    print(
+        f"median of {len(rounds)} rounds: goodput / capacity {med['ratio']:.3f} (goal >= {OVERLOAD['goodput']}), "
+        f"503 p99 {med['ko_p99']:.1f} ms (goal <= {OVERLOAD['ko_p99_ms']}), timeouts {med['timeouts']:g} "
+        f"(goal {OVERLOAD['timeouts']}), KOs not 503 {med['other_ko']:g} (goal {OVERLOAD['other_ko']})"
+    )
+    misses = []
+    if med["ratio"] < OVERLOAD["goodput"]:
+        misses.append(f"goodput / capacity {med['ratio']:.3f} < {OVERLOAD['goodput']}")
+    if med["ko_p99"] > OVERLOAD["ko_p99_ms"]:
+        misses.append(f"503 p99 {med['ko_p99']:.1f} ms > {OVERLOAD['ko_p99_ms']} ms")
+    # Timeouts and other KOs: none in any round, not only in the median one.
+    timeouts = sum(r["timeouts"] for r in rounds)
+    if timeouts > OVERLOAD["timeouts"]:
+        misses.append(f"{timeouts} client timeouts over the rounds (goal {OVERLOAD['timeouts']})")
+    other = sum(r["other_ko"] for r in rounds)
+    if other > OVERLOAD["other_ko"]:
+        misses.append(f"{other} KOs that are not 503s over the rounds (goal {OVERLOAD['other_ko']})")
+    return misses
+
+
+def soak(rows, hz):
+    """The misses of soak.sh's samples: rows of (minute, RSS kB, open files, CPU ticks, requests)."""
+    minutes = rows[-1][0] if rows else 0
+    if minutes < SOAK_MIN_MINUTES:
+        return [
+            f"{minutes} minutes sampled: too short to judge (at least {SOAK_MIN_MINUTES}: "
+            f"{SOAK_WARM_UP} of warm-up, then two {SOAK_WINDOW}-minute windows)"
+        ]
+    print("minute  RSS (MB)  open files  CPU us/request (that minute)  requests")
+    per = []
+    misses = []
+    for prev, row in zip(rows, rows[1:]):
+        served = row[4] - prev[4]
+        if served <= 0:
+            misses.append(f"minute {row[0]}: no request served")
+            continue
+        cpu = (row[3] - prev[3]) / hz * 1e6 / served
+        per.append((row[0], row[1] / 1024, row[2], cpu))
+        print(f"{row[0]:6d}  {row[1] / 1024:8.1f}  {row[2]:10d}  {cpu:28.2f}  {served:8d}")
+    base = next((p for p in per if p[0] == SOAK_WARM_UP), None)
+    warm = [p for p in per if p[0] > SOAK_WARM_UP]
+    if base is None or len(warm) < 2 * SOAK_WINDOW:
+        return misses + [f"minute {SOAK_WARM_UP} and {2 * SOAK_WINDOW} minutes after it are needed to judge"]
+    for name, i in (("RSS", 1), ("open files", 2)):
+        worst = max(abs(p[i] / base[i] - 1) for p in warm)
+        print(f"{name}: after minute {SOAK_WARM_UP}, at most {worst * 100:.1f}% from minute {SOAK_WARM_UP}'s")
+        if worst > SOAK_FLAT:
+            misses.append(f"{name} moved {worst * 100:.1f}% from minute {SOAK_WARM_UP}'s (goal <= {SOAK_FLAT * 100:.0f}%)")
+    cpu = [p[3] for p in warm]
+    first = statistics.mean(cpu[:SOAK_WINDOW])
+    last = statistics.mean(cpu[-SOAK_WINDOW:])
+    drift = last / first - 1
+    print(
+        f"CPU per request: {min(cpu):.2f}-{max(cpu):.2f} us after minute {SOAK_WARM_UP}; drift, last "
+        f"{SOAK_WINDOW} minutes against the first {SOAK_WINDOW}: {drift * 100:+.1f}%"
+    )
+    if abs(drift) > SOAK_FLAT:
+        misses.append(f"CPU per request drifted {drift * 100:+.1f}% (goal within {SOAK_FLAT * 100:.0f}%)")
+    return misses
+
+
+def ratios(rounds, settings):
+    """The misses of server.sh: settings maps a setting's name to its rounds' ratios to bare."""
+    misses = []
+    for name, values in settings.items():
+        if len(values) != rounds:
+            misses.append(f"{name}: {len(values)} ratios for {rounds} rounds")
+            continue
+        goal = SERVER.get(name)
+        if goal is not None and statistics.median(values) < goal:
+            misses.append(f"{name} {statistics.median(values):.3f}x of bare < {goal}x")
+    return misses
+
+
+def volley(rounds, wrk, h2load, rss_mb):
+    """The misses of volley.sh: its ratios to wrk and h2load, and its peak RSS."""
+    misses = []
+    for name, values in (("wrk", wrk), ("h2load", h2load)):
+        if len(values) != rounds:
+            misses.append(f"volley / {name}: {len(values)} ratios for {rounds} rounds")
+        elif statistics.median(values) < VOLLEY[name]:
+            misses.append(f"volley / {name} {statistics.median(values):.3f} < {VOLLEY[name]}")
+    if rss_mb > VOLLEY["rss_mb"]:
+        misses.append(f"peak RSS {rss_mb} MB with 10,000 users > {VOLLEY['rss_mb']} MB")
+    return misses
+
+
+def numbers(path):
+    with open(path) as f:
+        return [float(line) for line in f if line.strip()]
+
+
+def main(argv):
+    command, args = argv[1], argv[2:]
+    if command == "enough":
+        misses = enough(int(args[0]), float(args[1]))
+        return verdict(misses) if misses else 0
+    if command == "enough-soak":
+        minutes = int(args[0])
+        if minutes >= SOAK_MIN_MINUTES:
+            return 0
+        return verdict([f"{minutes} minutes: too short to judge (at least {SOAK_MIN_MINUTES})"])
+    if command == "overload-round":
+        path, capacity, seconds, r, rate, steal, rounds = args
+        with open(path) as f:
+            d = overload_round(json.load(f), float(capacity), float(seconds))
+        print(
+            f"round {r}: capacity {float(capacity):.0f} req/s, offered {rate}/s for {float(seconds):.0f} s: "
+            f"goodput {d['goodput']:.0f} req/s ({d['ratio']:.3f}x), {d['ko']} KO ({d['other_ko']} not 503), "
+            f"503 p99 {d['ko_p99']:.1f} ms, OK p99 {d['ok_p99']:.1f} ms, {d['timeouts']} timeouts, "
+            f"CPU stolen {steal}%"
+        )
+        # One JSON line a round, appended to ROUNDS_FILE for the verdict.
+        with open(rounds, "a") as f:
+            f.write(json.dumps(d) + "\n")
+        return 0
+    if command == "overload":
+        with open(args[0]) as f:
+            rounds = [json.loads(line) for line in f if line.strip()]
+        return verdict(overload(rounds))
+    if command == "soak":
+        with open(args[0]) as f:
+            rows = [list(map(int, line.split())) for line in f if line.strip()]
+        return verdict(soak(rows, int(args[1])))
+    if command == "ratios":
+        settings = {}
+        for pair in args[1:]:
+            name, path = pair.split("=", 1)
+            settings[name] = numbers(path)
+        return verdict(ratios(int(args[0]), settings))
+    if command == "volley":
+        return verdict(volley(int(args[0]), numbers(args[1]), numbers(args[2]), float(args[3])))
+    print(f"unknown command {command!r}; see the docstring", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
