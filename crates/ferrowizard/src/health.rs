@@ -389,6 +389,84 @@ mod tests {
         assert!(!h.verdict(false) && h.verdict(true));
     }
 
+    /// With `initialOverallState: false` the application becomes ready when a check recovers
+    /// while no critical `ready` check is unhealthy, critical or not, and not when a check
+    /// turns unhealthy.
+    ///
+    /// Catches: the overall state set by a check turning unhealthy, or left unset by a check
+    /// recovering while every critical check is healthy.
+    #[test]
+    fn the_overall_state_follows_a_recovery_while_nothing_critical_is_unhealthy() {
+        let h = health("[{name: cache, initialState: false}]", false);
+        h.record(0, true);
+        assert!(!h.verdict(false), "one success of two");
+        h.record(0, true);
+        assert!(h.verdict(false), "a non-critical check recovered");
+
+        let h = health("[{name: db, critical: true, initialState: false}]", false);
+        h.record(0, true);
+        h.record(0, true);
+        assert!(h.verdict(false), "a critical check recovered");
+
+        let h = health("[{name: cache}]", false);
+        for _ in 0..3 {
+            h.record(0, false);
+        }
+        assert!(
+            !h.verdict(false),
+            "a check turning unhealthy makes nothing ready"
+        );
+    }
+
+    /// `?type=` is read once, the first time it is given, as a servlet's `getParameter`
+    /// reads it; `alive` judges liveness alone.
+    ///
+    /// Catches: a later `type` overriding the first.
+    #[tokio::test]
+    async fn the_first_type_asked_for_is_the_one_judged() {
+        let h = health("[{name: db, critical: true, initialState: false}]", true);
+        let status = |query: &'static str| {
+            let h = h.clone();
+            async move {
+                respond(State(h), RawQuery(Some(query.to_owned())))
+                    .await
+                    .status()
+            }
+        };
+        assert_eq!(status("type=alive").await, StatusCode::OK);
+        assert_eq!(status("type=ready").await, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(status("type=alive&type=ready").await, StatusCode::OK);
+        assert_eq!(
+            status("type=ready&type=alive").await,
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    /// The delayed shutdown waits only when switched on with a wait above zero.
+    ///
+    /// Catches: a wait configured while the handler is off, or a zero wait, taken as one.
+    #[test]
+    fn the_delayed_shutdown_waits_only_when_on_and_longer_than_zero() {
+        let wait = |yaml: &str| {
+            let factory: HealthFactory = ferrowizard_config::Loader::new()
+                .load_str("health.yaml", yaml)
+                .unwrap();
+            shutdown_wait(&factory)
+        };
+        assert_eq!(
+            wait("delayedShutdownHandlerEnabled: true\nshutdownWaitPeriod: 5s\n"),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            wait("delayedShutdownHandlerEnabled: false\nshutdownWaitPeriod: 5s\n"),
+            None
+        );
+        assert_eq!(
+            wait("delayedShutdownHandlerEnabled: true\nshutdownWaitPeriod: 0s\n"),
+            None
+        );
+    }
+
     /// Catches: a configured check that names nothing, accepted (it would never run).
     #[test]
     fn a_configured_check_must_be_registered() {

@@ -15,7 +15,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
-use crate::engine::Run;
+use crate::engine::{Run, Users};
 use crate::stats::Stats;
 
 /// The quantiles each summary gives.
@@ -33,23 +33,11 @@ pub async fn serve(listener: tokio::net::TcpListener, run: Arc<Run>) {
         let run = run.clone();
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
             let response = if req.uri().path() == "/metrics" {
-                // Scenarios of the same name are one series (a label set appears once).
-                let mut users: Vec<UsersNow> = Vec::new();
-                for u in &run.users {
-                    let (started, done) = (u.started.load(Relaxed), u.done.load(Relaxed));
-                    match users.iter_mut().find(|n| n.scenario == u.name) {
-                        Some(n) => {
-                            n.started += started;
-                            n.done += done;
-                        }
-                        None => users.push(UsersNow {
-                            scenario: u.name.clone(),
-                            started,
-                            done,
-                        }),
-                    }
-                }
-                let text = render(&run.snapshot(), &users, run.started.elapsed());
+                let text = render(
+                    &run.snapshot(),
+                    &users_now(&run.users),
+                    run.started.elapsed(),
+                );
                 hyper::Response::builder()
                     .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
                     .body(Full::new(Bytes::from(text)))
@@ -66,6 +54,27 @@ pub async fn serve(listener: tokio::net::TcpListener, run: Arc<Run>) {
                 .await;
         });
     }
+}
+
+/// The scenarios' users now, one entry a name: scenarios of the same name are one series (a
+/// label set appears once in a scrape), their users added up.
+fn users_now(scenarios: &[Arc<Users>]) -> Vec<UsersNow> {
+    let mut users: Vec<UsersNow> = Vec::new();
+    for u in scenarios {
+        let (started, done) = (u.started.load(Relaxed), u.done.load(Relaxed));
+        match users.iter_mut().find(|n| n.scenario == u.name) {
+            Some(n) => {
+                n.started += started;
+                n.done += done;
+            }
+            None => users.push(UsersNow {
+                scenario: u.name.clone(),
+                started,
+                done,
+            }),
+        }
+    }
+    users
 }
 
 /// One scenario's users at a scrape.
@@ -228,7 +237,65 @@ fn number(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicU64;
+
     use super::*;
+
+    fn scenario(name: &str, started: u64, done: u64) -> Arc<Users> {
+        Arc::new(Users {
+            name: name.to_owned(),
+            planned: AtomicU64::new(0),
+            started: AtomicU64::new(started),
+            done: AtomicU64::new(done),
+        })
+    }
+
+    /// Catches: scenarios of the same name scraped as two series, or another scenario's users
+    /// added to them, or their counts subtracted or multiplied instead of added.
+    #[test]
+    fn scenarios_of_one_name_are_one_series_with_their_users_added() {
+        let users = users_now(&[
+            scenario("browse", 5, 2),
+            scenario("buy", 7, 1),
+            scenario("browse", 3, 3),
+        ]);
+        let seen: Vec<(&str, u64, u64)> = users
+            .iter()
+            .map(|u| (u.scenario.as_str(), u.started, u.done))
+            .collect();
+        assert_eq!(seen, [("browse", 8, 5), ("buy", 7, 1)]);
+        let text = render(&Stats::new(1), &users, std::time::Duration::ZERO);
+        assert!(text.contains("volley_users_started_total{scenario=\"browse\"} 8\n"));
+        assert!(text.contains("volley_users_active{scenario=\"browse\"} 3\n"));
+        assert!(text.contains("volley_users_active{scenario=\"buy\"} 6\n"));
+    }
+
+    /// A summary's `_sum` is the total of its response times in seconds, its quantiles each
+    /// the histogram's.
+    ///
+    /// Catches: the sum computed from the mean by anything but `mean * count`, or not in
+    /// seconds; a quantile read at another.
+    #[test]
+    fn a_summary_sums_its_response_times_in_seconds() {
+        let mut stats = Stats::new(1);
+        for micros in [1_000, 2_000, 6_000] {
+            stats.record("quote", 0, micros, micros, None, 0);
+        }
+        let text = render(&stats, &[], std::time::Duration::ZERO);
+        let value = |series: &str| -> f64 {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(series))
+                .unwrap_or_else(|| panic!("no {series} in {text}"));
+            line.rsplit(' ').next().unwrap().parse().unwrap()
+        };
+        let sum = value("volley_response_time_seconds_sum{request=\"quote\"}");
+        assert!((sum - 0.009).abs() < 1e-5, "sum {sum}");
+        let median = value("volley_response_time_seconds{request=\"quote\",quantile=\"0.5\"}");
+        assert!((median - 0.002).abs() < 1e-5, "median {median}");
+        let max = value("volley_response_time_seconds{request=\"quote\",quantile=\"1\"}");
+        assert!((max - 0.006).abs() < 1e-5, "max {max}");
+    }
 
     #[test]
     fn label_values_are_escaped_and_every_family_is_typed() {

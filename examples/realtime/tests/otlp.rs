@@ -39,6 +39,8 @@ type ResourceSpan = (Vec<KeyValue>, Span);
 struct Received {
     spans: Arc<Mutex<Vec<ResourceSpan>>>,
     logs: Arc<Mutex<Vec<LogRecord>>>,
+    /// The resource of each batch of log records.
+    log_resources: Arc<Mutex<Vec<Vec<KeyValue>>>>,
     authorization: Arc<Mutex<Vec<String>>>,
 }
 
@@ -56,10 +58,21 @@ impl Received {
 
     fn log_records(&self, request: ExportLogsServiceRequest) {
         for rl in request.resource_logs {
+            let resource = rl.resource.map(|r| r.attributes).unwrap_or_default();
+            self.log_resources.lock().unwrap().push(resource);
             for sl in rl.scope_logs {
                 self.logs.lock().unwrap().extend(sl.log_records);
             }
         }
+    }
+
+    /// Notes an HTTP export's `authorization` header (empty when it has none).
+    fn authorized(&self, headers: &axum::http::HeaderMap) {
+        let value = headers
+            .get("authorization")
+            .map(|v| v.to_str().unwrap_or_default().to_owned())
+            .unwrap_or_default();
+        self.authorization.lock().unwrap().push(value);
     }
 
     fn spans(&self) -> Vec<ResourceSpan> {
@@ -135,6 +148,7 @@ fn http_receiver() -> (tokio::runtime::Runtime, SocketAddr, Received) {
             post(
                 move |headers: axum::http::HeaderMap, body: Bytes| async move {
                     assert_eq!(headers["content-type"], "application/x-protobuf");
+                    traces.authorized(&headers);
                     traces.traces(ExportTraceServiceRequest::decode(body).unwrap());
                     ExportTraceServiceResponse::default().encode_to_vec()
                 },
@@ -142,10 +156,13 @@ fn http_receiver() -> (tokio::runtime::Runtime, SocketAddr, Received) {
         )
         .route(
             "/v1/logs",
-            post(move |body: Bytes| async move {
-                logs.log_records(ExportLogsServiceRequest::decode(body).unwrap());
-                ExportLogsServiceResponse::default().encode_to_vec()
-            }),
+            post(
+                move |headers: axum::http::HeaderMap, body: Bytes| async move {
+                    logs.authorized(&headers);
+                    logs.log_records(ExportLogsServiceRequest::decode(body).unwrap());
+                    ExportLogsServiceResponse::default().encode_to_vec()
+                },
+            ),
         );
     runtime.spawn(async move { axum::serve(listener, app).await });
     (runtime, addr, received)
@@ -327,6 +344,19 @@ fn spans_and_logs_reach_a_grpc_collector_with_the_requests_ids() {
     );
     assert_eq!(text(resource, "service.name"), Some("quotes"));
     assert_eq!(text(resource, "deployment.environment.name"), Some("test"));
+    // The spans handlers make and the log records, exported by the SDK, carry it too.
+    let (resource, _) = spans
+        .iter()
+        .find(|(_, s)| s.name == "validate")
+        .expect("the handler's span");
+    assert_eq!(text(resource, "service.name"), Some("quotes"));
+    assert_eq!(text(resource, "deployment.environment.name"), Some("test"));
+    let log_resources = received.log_resources.lock().unwrap().clone();
+    assert!(!log_resources.is_empty(), "no log records exported");
+    for resource in &log_resources {
+        assert_eq!(text(resource, "service.name"), Some("quotes"));
+        assert_eq!(text(resource, "deployment.environment.name"), Some("test"));
+    }
     // The new trace: the ids the request log wrote, and its generated request ID.
     let (_, root) = requests
         .iter()
@@ -385,23 +415,26 @@ fn spans_and_logs_reach_a_grpc_collector_with_the_requests_ids() {
     assert_eq!(dropped.flags & 1, 0);
 }
 
-/// Catches: `protocol`, `sampling` or `logs` ignored (spans not POSTed as protobuf, a new trace
-/// recorded at sampling 0, log records sent with `logs: false`), and the requests' spans lost
-/// when the logging levels leave INFO out.
+/// Catches: `protocol`, `sampling`, `logs` or `headers` ignored (spans not POSTed as protobuf,
+/// a new trace recorded at sampling 0, log records sent with `logs: false`, an export of the
+/// requests' spans or of the handlers' without the configured header), and the requests'
+/// spans lost when the logging levels leave INFO out.
 #[test]
 fn http_protobuf_follows_sampling_and_sends_no_logs_when_told() {
     let (_runtime, addr, received) = http_receiver();
     let dir = tempfile::tempdir().unwrap();
     let otel = format!(
         "{{enabled: true, protocol: http/protobuf, endpoint: 'http://{addr}', sampling: 0.0, \
-         logs: false, timeout: 5s}}"
+         logs: false, headers: {{authorization: Bearer h77p}}, timeout: 5s}}"
     );
-    // Logging at WARN: the requests' INFO spans are the export's all the same. The quote
-    // handler's DEBUG events pass the levels (their logger is at DEBUG), so that `logs: false`
-    // is what keeps them from the collector.
+    // Logging at WARN: the requests' INFO spans are the export's all the same. The handlers'
+    // DEBUG events and spans pass the levels (their loggers are at DEBUG), so that `logs:
+    // false` is what keeps the events from the collector, and the event handler's span is
+    // exported (by the SDK's exporter, beside the requests' own).
     let text = config(dir.path(), &otel).replace(
         "logging: {level: INFO, loggers: {realtime: TRACE}, appenders: []}",
-        "logging: {level: WARN, loggers: {'realtime::quotes': DEBUG}, appenders: []}",
+        "logging: {level: WARN, loggers: {'realtime::quotes': DEBUG, 'realtime::events': DEBUG}, \
+         appenders: []}",
     );
     let mut service = start(&write_config(dir.path(), &text));
     send(service.app);
@@ -411,10 +444,21 @@ fn http_protobuf_follows_sampling_and_sends_no_logs_when_told() {
     let spans = received.spans();
     let traces: Vec<String> = spans.iter().map(|(_, s)| hex(&s.trace_id)).collect();
     assert_eq!(
-        traces, ["4bf92f3577b34da6a3ce929d0e0e4736"; 2],
-        "only the sampled caller's trace (its quote and its event), at sampling 0: {spans:?}"
+        traces, ["4bf92f3577b34da6a3ce929d0e0e4736"; 3],
+        "only the sampled caller's trace (its quote, its event and the event's handler span), \
+         at sampling 0: {spans:?}"
+    );
+    assert!(
+        spans.iter().any(|(_, s)| s.name == "validate"),
+        "the handler's span: {spans:?}"
     );
     assert!(received.logs.lock().unwrap().is_empty(), "logs: false");
+    // Every export carries the configured header.
+    let authorization = received.authorization.lock().unwrap().clone();
+    assert!(
+        !authorization.is_empty() && authorization.iter().all(|a| a == "Bearer h77p"),
+        "headers: {authorization:?}"
+    );
 }
 
 /// The admin port's metrics, as JSON.
@@ -441,17 +485,24 @@ fn silent_collector() -> SocketAddr {
 
 /// The spans the export dropped, from the admin port's metrics.
 fn dropped_spans(admin: SocketAddr) -> f64 {
+    dropped(admin, "spans")
+}
+
+/// The `signal`s (`spans`, `logs`) the export dropped, from the admin port's metrics.
+fn dropped(admin: SocketAddr, signal: &str) -> f64 {
     let gauges = metrics(admin);
-    gauges["gauges"]["ferrowizard.opentelemetry.spans.dropped"]["value"]
+    gauges["gauges"][format!("ferrowizard.opentelemetry.{signal}.dropped")]["value"]
         .as_f64()
         .unwrap_or_else(|| panic!("{gauges}"))
 }
 
-/// With a collector that never answers, the export's queue holds `queueSize` spans and
-/// drops the rest, counting them; a stop waits for the collector `timeout` long, not more.
+/// With a collector that never answers, each of the export's queues (the requests' spans,
+/// the spans handlers make, the log records) holds `queueSize` and drops the rest, counting
+/// them; a stop waits for the collector `timeout` long, not more.
 ///
-/// Catches: a queue that grows past `queueSize`, drops not counted, and an exit that waits
-/// past `timeout` for the collector.
+/// Catches: a queue that grows past `queueSize`, drops not counted (the requests' spans',
+/// the handlers' spans' or the log records'), and an exit that waits past `timeout` for the
+/// collector.
 #[test]
 fn a_collector_that_never_answers_has_its_drops_counted_and_holds_a_stop_only_its_timeout() {
     let addr = silent_collector();
@@ -464,11 +515,29 @@ fn a_collector_that_never_answers_has_its_drops_counted_and_holds_a_stop_only_it
         let r = request(&mut conn, "GET", "/realtime/quotes/ACME", &[], b"").unwrap();
         assert_eq!(r.status, 200, "request {i}");
     }
-    // What can get through: the queue (8), and a batch taken for export for each second the
-    // requests took (each export is held for the 1 s timeout).
+    // Each event's handler makes a span of its own (`validate`), exported by the SDK's
+    // processor behind the same bound.
+    let event = br#"{"symbol":"ACME","kind":"alert","quantity":1}"#;
+    for i in 0..100 {
+        let headers = [("Content-Type", "application/json")];
+        let r = request(&mut conn, "POST", "/realtime/events", &headers, event).unwrap();
+        assert!(r.status < 300, "event {i}: {}", r.body);
+    }
+    // What can get through each queue: the queue (8), and a batch taken for export for each
+    // second the requests took (each export is held for the 1 s timeout).
     let through = 8.0 + 8.0 * (sending.elapsed().as_secs_f64().ceil() + 1.0);
-    let dropped = dropped_spans(service.admin);
-    assert!(dropped >= 300.0 - through, "{dropped} of 300 dropped");
+    // 400 requests' spans and 100 handlers' spans, through two queues.
+    let spans = dropped_spans(service.admin);
+    assert!(
+        spans >= 500.0 - 2.0 * through,
+        "{spans} of 500 spans dropped"
+    );
+    // Every request logs at least one record (`realtime` at TRACE): 400 at the least.
+    let logs = dropped(service.admin, "logs");
+    assert!(
+        logs >= 400.0 - through,
+        "{logs} of 400 and more log records dropped"
+    );
     let stopped = Instant::now();
     signal(&service.child, "TERM");
     assert!(wait_exit(&mut service.child).success());

@@ -176,6 +176,11 @@ fn excluded_paths_and_the_access_json_layout() {
     assert!(lines[1]["requestTime"].is_u64(), "{text}");
 }
 
+/// The server's DEBUG events at DEBUG, each request's naming its peer; `org.eclipse.jetty:
+/// WARN` quiets them and leaves the application's DEBUG.
+///
+/// Catches: the logger name not mapped to the server's events, or a request's events without
+/// the client's address.
 #[test]
 fn org_eclipse_jetty_warn_quiets_the_servers_debug_chatter() {
     let dir = tempfile::tempdir().unwrap();
@@ -201,6 +206,14 @@ fn org_eclipse_jetty_warn_quiets_the_servers_debug_chatter() {
             l.starts_with("DEBUG") && l.contains("ferrowizard::server::") && l.contains(event)
         });
         assert!(found, "no {event:?} in:\n{loud}");
+    }
+    // A request's events name the client's address (the test's own, on 127.0.0.1).
+    for event in ["request received", "response written"] {
+        assert!(
+            loud.lines()
+                .any(|l| l.contains(event) && l.contains("peer=127.0.0.1:")),
+            "no {event:?} naming its peer in:\n{loud}"
+        );
     }
     assert!(
         loud.contains("realtime::quotes: quote requested symbol=ACME"),
