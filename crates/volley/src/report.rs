@@ -265,4 +265,96 @@ mod tests {
             "no failed responses: not red"
         );
     }
+
+    fn results_of(stats: &crate::stats::Stats) -> Results {
+        Results::new(
+            stats,
+            String::new(),
+            std::time::Duration::from_secs(1),
+            false,
+            Vec::new(),
+        )
+    }
+
+    /// 1,000 responses, 1 to 1,000 ms, one each: 40 slices of 25 ms from the fastest to the
+    /// 99.9th percentile, each with its 25 responses, labelled at its middle in ms.
+    ///
+    /// Catches: slices of another width or start, a response counted in the wrong slice or
+    /// more than once, a label off the slice's middle.
+    #[test]
+    fn the_distribution_slices_the_responses_from_the_fastest_to_the_999th_percentile() {
+        let mut stats = crate::stats::Stats::new(1);
+        for ms in 1..=1000 {
+            stats.record("r", 0, ms * 1000, ms * 1000, None, 1);
+        }
+        let (buckets, counts) = distribution(&results_of(&stats), 40);
+        assert_eq!(buckets.len(), 40);
+        assert_eq!(counts.iter().sum::<u64>(), 1000, "{counts:?}");
+        // The histogram keeps 3 significant digits: the bounds are within 1 ms of these.
+        let low = 1.0;
+        let high = 999.0;
+        let width = (high - low) / 40.0;
+        for (i, b) in buckets.iter().enumerate() {
+            let middle = low + width * (i as f64 + 0.5);
+            assert!((b - middle).abs() < 1.5, "slice {i}: {b} ms, not {middle}");
+        }
+        for (i, &n) in counts.iter().enumerate() {
+            assert!(
+                (24..=27).contains(&n),
+                "slice {i}: {n} responses: {counts:?}"
+            );
+        }
+    }
+
+    /// The ranges' and the errors' shares are of their own totals, in per cent; the summary
+    /// table lists the count, the eight time rows in order, then the throughput.
+    ///
+    /// Catches: a share computed against anything but its total or not in per cent, the time
+    /// rows out of place.
+    #[test]
+    fn shares_are_per_cent_of_their_totals_and_rows_keep_their_order() {
+        let mut stats = crate::stats::Stats::new(1);
+        stats.record("a", 0, 10_000, 10_000, None, 1);
+        stats.record("a", 0, 100_000, 100_000, None, 1);
+        stats.record("a", 0, 1_000_000, 1_000_000, None, 1);
+        for _ in 0..3 {
+            stats.record("a", 0, 10_000, 10_000, Some("status 500"), 1);
+        }
+        stats.record("a", 0, 10_000, 10_000, Some("timeout"), 1);
+        let mut results = results_of(&stats);
+        results.distribution_bounds = [50, 500];
+        let rows = ranges(&charts(&results));
+        let shares: Vec<(u64, f64, bool)> = rows.iter().map(|r| (r.1, r.2, r.3)).collect();
+        let seventh = 100.0 / 7.0;
+        assert_eq!(shares.len(), 4);
+        for (got, want) in shares.iter().zip([
+            (1, seventh, false),
+            (1, seventh, false),
+            (1, seventh, false),
+            (4, 4.0 * seventh, true),
+        ]) {
+            assert_eq!((got.0, got.2), (want.0, want.2));
+            assert!((got.1 - want.1).abs() < 1e-9, "{shares:?}");
+        }
+        let html = render(&results, "t").unwrap();
+        assert!(
+            html.contains("<tr><td>status 500</td><td>3</td><td>75.00</td></tr>"),
+            "{html}"
+        );
+        assert!(html.contains("<tr><td>timeout</td><td>1</td><td>25.00</td></tr>"));
+        let mut labels = vec!["request count"];
+        labels.extend(crate::stats::TIME_ROWS.iter().map(|(label, _)| *label));
+        labels.push("mean throughput (rps)");
+        let at: Vec<usize> = labels
+            .iter()
+            .map(|l| {
+                html.find(&format!("<tr><td>{l}</td>"))
+                    .unwrap_or_else(|| panic!("no row {l}"))
+            })
+            .collect();
+        assert!(
+            at.windows(2).all(|w| w[0] < w[1]),
+            "rows out of order: {at:?}"
+        );
+    }
 }

@@ -461,6 +461,34 @@ fn http_protobuf_follows_sampling_and_sends_no_logs_when_told() {
     );
 }
 
+/// Over http/protobuf, log records are POSTed to `/v1/logs` with the configured headers, as
+/// the spans are.
+///
+/// Catches: the log exporter built without `headers` (its exports unauthorised).
+#[test]
+fn http_protobuf_sends_log_records_with_the_headers() {
+    let (_runtime, addr, received) = http_receiver();
+    let dir = tempfile::tempdir().unwrap();
+    let otel = format!(
+        "{{enabled: true, protocol: http/protobuf, endpoint: 'http://{addr}', \
+         headers: {{authorization: Bearer l0gs}}, timeout: 5s}}"
+    );
+    let mut service = start(&write_config(dir.path(), &config(dir.path(), &otel)));
+    send(service.app);
+    access_lines(&dir.path().join("access.json"), 5);
+    signal(&service.child, "TERM");
+    assert!(wait_exit(&mut service.child).success());
+    assert!(
+        !received.logs.lock().unwrap().is_empty(),
+        "the handlers' events as log records"
+    );
+    let authorization = received.authorization.lock().unwrap().clone();
+    assert!(
+        !authorization.is_empty() && authorization.iter().all(|a| a == "Bearer l0gs"),
+        "headers: {authorization:?}"
+    );
+}
+
 /// The admin port's metrics, as JSON.
 fn metrics(admin: SocketAddr) -> serde_json::Value {
     let mut conn = connect(admin);
