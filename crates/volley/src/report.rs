@@ -306,6 +306,25 @@ mod tests {
         }
     }
 
+    /// Responses all of one time still make slices of a width (1 µs in all), so that the
+    /// chart's x axis runs forward.
+    ///
+    /// Catches: slices of no width when the fastest is the 99.9th percentile (every label
+    /// the same).
+    #[test]
+    fn responses_of_one_time_make_slices_of_a_width() {
+        let mut stats = crate::stats::Stats::new(1);
+        for _ in 0..10 {
+            stats.record("r", 0, 5_000, 5_000, None, 1);
+        }
+        let (buckets, counts) = distribution(&results_of(&stats), 40);
+        assert!(
+            buckets.windows(2).all(|w| w[0] < w[1]),
+            "labels run forward: {buckets:?}"
+        );
+        assert_eq!(counts.iter().sum::<u64>(), 10, "{counts:?}");
+    }
+
     /// The ranges' and the errors' shares are of their own totals, in per cent; the summary
     /// table lists the count, the eight time rows in order, then the throughput.
     ///

@@ -557,3 +557,34 @@ impl opentelemetry_sdk::trace::ShouldSample for Requests {
             .should_sample(parent, trace_id, name, kind, attributes, links)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::trace::{SpanKind, TraceId};
+    use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample};
+
+    use super::Requests;
+
+    /// A span with no parent made outside any request is sampled at the configured ratio,
+    /// as a trace of its own (only one made while an unrecorded request is handled is
+    /// dropped).
+    ///
+    /// Catches: every span without a parent dropped, whatever request it was made in.
+    #[test]
+    fn a_span_outside_any_request_is_sampled_at_the_ratio() {
+        let decide = |sampler: Sampler| {
+            Requests(sampler)
+                .should_sample(
+                    None,
+                    TraceId::from_bytes([7; 16]),
+                    "startup",
+                    &SpanKind::Internal,
+                    &[],
+                    &[],
+                )
+                .decision
+        };
+        assert_eq!(decide(Sampler::AlwaysOn), SamplingDecision::RecordAndSample);
+        assert_eq!(decide(Sampler::AlwaysOff), SamplingDecision::Drop);
+    }
+}
