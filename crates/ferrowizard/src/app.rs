@@ -14,6 +14,7 @@ use tower::{Layer, Service};
 use crate::admin::tasks::Task;
 use crate::command::Command;
 use crate::config::Configuration;
+use crate::errors::RunError;
 use crate::lifecycle::{Lifecycle, Managed};
 use crate::server::Routes;
 use ferrowizard_metrics::MetricRegistry;
@@ -131,23 +132,6 @@ impl Environment {
         &self.metrics
     }
 }
-
-/// The error an application's `run` may return: printed as one line at startup, exit 1.
-///
-/// Any error converts into it with `?`, and a message with `.into()`:
-///
-/// ```
-/// fn port(text: &str) -> Result<u16, ferrowizard::RunError> {
-///     let port: u16 = text.parse()?;
-///     if port == 0 {
-///         return Err("the port must not be 0".into());
-///     }
-///     Ok(port)
-/// }
-/// assert_eq!(port("8080").unwrap(), 8080);
-/// assert_eq!(port("0").unwrap_err().to_string(), "the port must not be 0");
-/// ```
-pub type RunError = Box<dyn std::error::Error + Send + Sync>;
 
 /// An application built on ferrowizard.
 pub trait Application: Send + Sync + 'static {

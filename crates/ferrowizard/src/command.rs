@@ -7,7 +7,7 @@ use std::pin::Pin;
 
 use clap::ArgMatches;
 
-use crate::app::RunError;
+use crate::errors::RunError;
 
 type Outcome = Pin<Box<dyn Future<Output = Result<(), RunError>> + Send>>;
 

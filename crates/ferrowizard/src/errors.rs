@@ -11,11 +11,31 @@
 //!
 //! Whether a client accepts JSON is decided from its first `Accept` header, read on arrival
 //! (`prefers_json`, below); the body is built only for an error.
+//!
+//! [`RunError`] is the error an application's own code returns (`run`, a managed object, a
+//! command), beside the answers.
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use http_body::Body as _;
+
+/// The error an application's `run` may return: printed as one line at startup, exit 1.
+///
+/// Any error converts into it with `?`, and a message with `.into()`:
+///
+/// ```
+/// fn port(text: &str) -> Result<u16, ferrowizard::RunError> {
+///     let port: u16 = text.parse()?;
+///     if port == 0 {
+///         return Err("the port must not be 0".into());
+///     }
+///     Ok(port)
+/// }
+/// assert_eq!(port("8080").unwrap(), 8080);
+/// assert_eq!(port("0").unwrap_err().to_string(), "the port must not be 0");
+/// ```
+pub type RunError = Box<dyn std::error::Error + Send + Sync>;
 
 /// An error answer in DropWizard's JSON shape: `{"code":404,"message":"HTTP 404 Not Found"}`,
 /// with the status `code` and `Content-Type: application/json`.

@@ -25,12 +25,13 @@ pub mod testing;
 pub mod trace;
 
 pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};
-pub use app::{Application, Environment, HealthCheck, RunError};
+pub use app::{Application, Environment, HealthCheck};
 /// The axum ferrowizard is built on: routers, extractors and responses of this version fit
 /// [`Environment::routes`] and [`Environment::layer`].
 pub use axum;
 pub use cli::run;
 pub use command::Command;
+pub use errors::RunError;
 pub use ferrowizard_metrics as metrics;
 pub use lifecycle::Managed;
 

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use crate::app::RunError;
+use crate::errors::RunError;
 
 /// A resource with a lifecycle: a connection pool, a cache to warm, a consumer to start.
 /// Registered with [`Environment::manage`](crate::Environment::manage).

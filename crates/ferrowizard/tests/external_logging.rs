@@ -22,7 +22,7 @@ impl Application for Hello {
         &self,
         _: &FrameworkConfiguration,
         env: &mut Environment,
-    ) -> Result<(), ferrowizard::app::RunError> {
+    ) -> Result<(), ferrowizard::RunError> {
         env.route(
             "/hello",
             get(|| async {
