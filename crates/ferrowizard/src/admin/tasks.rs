@@ -3,8 +3,8 @@
 //! A task is DropWizard's operational lever: something an operator triggers on a running
 //! service without a deploy. Parameters come from the query string and from a
 //! form-encoded body (both, as DropWizard's `TaskServlet` reads them); the body is limited to
-//! `admin.tasks.maxBodySize`. The built-in `log-level` task is the seed's lesson as a switch:
-//! DEBUG for ten minutes during an incident, then back on its own.
+//! `admin.tasks.maxBodySize`. The built-in `log-level` task turns the 2014 DropWizard logging
+//! report's lesson into a switch: DEBUG for ten minutes during an incident, then back on its own.
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -1,11 +1,10 @@
 //! OTLP's trace export request (`ExportTraceServiceRequest`) in protobuf, written straight from
 //! the SDK's spans (those made inside requests) and from the requests' own ([`Record`]s).
 //!
-//! By hand, because the crates' way costs more than a tenth of a request at 10% sampling:
-//! opentelemetry-proto converts each span into its generated structs (an allocation for every
-//! attribute's key and value, the scope hashed once a span) and prost sizes each nested message
-//! again at every level it is nested in, about 15,000 instructions a span (BENCHMARKS.md,
-//! "Issue 23"). Here each message's size is computed once, by arithmetic on its parts' lengths,
+//! By hand, because the crates' way costs more per sampled request: opentelemetry-proto
+//! converts each span into its generated structs (an allocation for every attribute's key and
+//! value, the scope hashed once a span) and prost sizes each nested message again at every
+//! level it is nested in (BENCHMARKS.md has the figures). Here each message's size is computed once, by arithmetic on its parts' lengths,
 //! and the request is written into one buffer of exactly that size. The tests decode what is
 //! written with opentelemetry-proto's types and compare it with that crate's own conversion.
 //!

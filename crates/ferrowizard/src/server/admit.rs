@@ -140,8 +140,8 @@ impl Drop for Slot {
 
 /// `maxThreads` requests run at once; up to `maxQueuedRequests` more wait for a slot; any
 /// beyond that get 503 at once (and are counted), rather than queuing until they time out:
-/// a request that waits out its timeout fails anyway, only later (how the seed's DropWizard
-/// service loses requests under load: BENCHMARKS.md, "The seed experiment").
+/// a request that waits out its timeout fails anyway, only later (as the DropWizard service
+/// of the 2014 DropWizard logging report lost requests under load).
 ///
 /// Atomics rather than `tokio::sync::Semaphore`: a semaphore takes its waiters' mutex on
 /// every release, i.e. twice per request on a lock every worker shares. Here both counts
