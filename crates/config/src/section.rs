@@ -1,268 +1,13 @@
-//! Helpers for declaring configuration sections the DropWizard way: one type per YAML
-//! section, each field with its default written beside it.
-
-/// Declares a configuration section: a struct whose YAML keys are the camelCase field
-/// names, whose absent keys take the default written beside each field, and which rejects
-/// unknown keys. It derives `Serialize` (for `check --dump`) and `Deserialize`, and
-/// implements `garde::Validate` (fields are unvalidated unless they carry a `#[garde(...)]`
-/// rule). The crate using it needs neither `serde` nor `garde` as a dependency.
-///
-/// The `Validate` implementation is written by this macro, not by garde's derive (which
-/// names `::garde` and so needs the dependency), with garde's own rules and the same error
-/// paths and messages. The field rules it knows: `dive`, `skip`, `custom(f)`, `ascii`,
-/// `length(min = .., max = ..)`, `range(min = .., max = ..)` and `inner(...)` with any of
-/// these but `dive` and `skip` inside; another rule is a compile error.
-///
-/// An optional `with { ... }` list adds fields shared by several sections (e.g. the fields
-/// every appender has) without serde's `flatten`, which would lose error positions.
-///
-/// The derives reach serde through `::ferrowizard_config::__private::serde`; a crate that
-/// re-exports this macro passes its own path first, as a string: `section! { @serde
-/// "::my_crate::__private::serde" pub struct ... }` (or `@emit serde = "..." [...]`).
-///
-/// ```
-/// ferrowizard_config::section! {
-///     /// The example section.
-///     pub struct Example {
-///         /// A port.
-///         #[garde(range(min = 1))]
-///         port: u16 = 8080,
-///     }
-/// }
-/// assert_eq!(Example::default().port, 8080);
-/// ```
-///
-/// A rule it does not know is refused when compiling:
-///
-/// ```compile_fail
-/// ferrowizard_config::section! {
-///     /// A section with a rule `section!` does not implement.
-///     pub struct Contact {
-///         /// An address.
-///         #[garde(email)]
-///         email: String = String::new(),
-///     }
-/// }
-/// ```
-#[macro_export]
-macro_rules! section {
-    (
-        @serde $serde:tt
-        $(#[$meta:meta])*
-        pub struct $name:ident {
-            $( $(#[$($fmeta:tt)*])* $field:ident : $ty:ty = $default:expr ),* $(,)?
-        }
-        $( with $($common:tt)+ )?
-    ) => {
-        $crate::section!(@emit serde = $serde [$(#[$meta])*] $name [$( [$(#[$($fmeta)*])* $field : $ty = $default] )*] $( $($common)+ )?);
-    };
-    (
-        $(#[$meta:meta])*
-        pub struct $name:ident {
-            $( $(#[$($fmeta:tt)*])* $field:ident : $ty:ty = $default:expr ),* $(,)?
-        }
-        $( with $($common:tt)+ )?
-    ) => {
-        $crate::section!(@emit [$(#[$meta])*] $name [$( [$(#[$($fmeta)*])* $field : $ty = $default] )*] $( $($common)+ )?);
-    };
-    // `with`: the list's macro declares the fields and calls `@emit` itself.
-    (@emit serde = $serde:tt [$($meta:tt)*] $name:ident [$($fields:tt)*] $($common:tt)+) => {
-        $($common)+! { @fields $crate::section; [$($meta)*] $name [$($fields)*] }
-    };
-    (@emit [$($meta:tt)*] $name:ident [$($fields:tt)*] $($common:tt)+) => {
-        $($common)+! { @fields $crate::section; [$($meta)*] $name [$($fields)*] }
-    };
-    (@emit [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
-        $crate::section!(@emit serde = "::ferrowizard_config::__private::serde" [$($meta)*] $name [$($fields)*]);
-    };
-    (@emit serde = $serde:tt [$($meta:tt)*] $name:ident
-        [$( [$(#[$($fmeta:tt)*])* $field:ident : $ty:ty = $default:expr] )*]
-    ) => {
-        $crate::__section_fields!(
-            [$serde [$($meta)*] $name] [] []
-            $( [$(#[$($fmeta)*])*] [$field : $ty = $default] )*
-        );
-    };
-}
-
-/// `section!`'s inner steps: sorts each field's attributes into those the struct keeps and
-/// the `#[garde(...)]` rules, then writes the struct, its `Default` and its `Validate`.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __section_fields {
-    // The next field: start on its attributes.
-    ($ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($attrs:tt)*] [$($field:tt)*] $($rest:tt)*) => {
-        $crate::__section_fields!(@attrs $ctx [$($out)*] [$($checks)*] [] [] [$($attrs)*] [$($field)*] $($rest)*);
-    };
-    (@attrs $ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($keep:tt)*] [$($rules:tt)*]
-        [#[garde($($r:tt)*)] $($attrs:tt)*] $($rest:tt)*
-    ) => {
-        $crate::__section_fields!(@attrs $ctx [$($out)*] [$($checks)*] [$($keep)*] [$($rules)* $($r)* ,] [$($attrs)*] $($rest)*);
-    };
-    (@attrs $ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($keep:tt)*] [$($rules:tt)*]
-        [#[$($a:tt)*] $($attrs:tt)*] $($rest:tt)*
-    ) => {
-        $crate::__section_fields!(@attrs $ctx [$($out)*] [$($checks)*] [$($keep)* #[$($a)*]] [$($rules)*] [$($attrs)*] $($rest)*);
-    };
-    (@attrs $ctx:tt [$($out:tt)*] [$($checks:tt)*] [$($keep:tt)*] [$($rules:tt)*]
-        [] [$field:ident : $ty:ty = $default:expr] $($rest:tt)*
-    ) => {
-        $crate::__section_fields!($ctx
-            [$($out)* [[$($keep)*] $field : $ty = $default]]
-            [$($checks)* [$field [$($rules)*]]]
-            $($rest)*
-        );
-    };
-    // Every field done.
-    ([$serde:tt [$($meta:tt)*] $name:ident]
-        [$( [[$($keep:tt)*] $field:ident : $ty:ty = $default:expr] )*]
-        [$( [$cfield:ident [$($rules:tt)*]] )*]
-    ) => {
-        $($meta)*
-        #[derive(Clone, Debug, PartialEq, $crate::__private::serde::Serialize, $crate::__private::serde::Deserialize)]
-        #[serde(crate = $serde, rename_all = "camelCase", deny_unknown_fields, default)]
-        pub struct $name {
-            $( $($keep)* pub $field: $ty, )*
-        }
-
-        impl Default for $name {
-            fn default() -> Self {
-                Self { $( $field: $default, )* }
-            }
-        }
-
-        impl $crate::garde::Validate for $name {
-            type Context = ();
-
-            #[allow(clippy::needless_borrow, unused_mut, unused_variables)]
-            fn validate_into(
-                &self,
-                __garde_ctx: &Self::Context,
-                mut __garde_path: &mut dyn FnMut() -> $crate::garde::Path,
-                __garde_report: &mut $crate::garde::Report,
-            ) {
-                let __garde_user_ctx = &__garde_ctx;
-                // garde's derive goes through the fields in the order of their names.
-                let __garde_fields: &mut [&str] = &mut [$(::core::stringify!($cfield)),*];
-                __garde_fields.sort_unstable();
-                for __garde_field in __garde_fields {
-                    match *__garde_field {
-                        $(
-                            ::core::stringify!($cfield) => {
-                                $crate::__section_validate!(
-                                    @sort (field ::core::stringify!($cfield), &self.$cfield)
-                                    [__garde_path __garde_report __garde_user_ctx __garde_binding]
-                                    [] [] [] [$($rules)*]
-                                );
-                            }
-                        )*
-                        _ => {}
-                    }
-                }
-            }
-        }
-    };
-}
-
-/// `section!`'s `Validate` for one field: the statements garde's derive writes for the
-/// field's `#[garde(...)]` rules, in its order (`dive` or `inner` first, then the `custom`
-/// rules, then the others), through garde's public rules.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __section_validate {
-    // Sorting the rules into [dive or inner] [custom functions] [other rules].
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [, $($rest:tt)*]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)*] [$($rest)*]);
-    };
-    (@sort $mode:tt $ids:tt [] [] [] [skip $(, $($rest:tt)*)?]) => {};
-    (@sort $mode:tt $ids:tt [] [$($c:tt)*] [$($r:tt)*] [dive $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [dive] [$($c)*] [$($r)*] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [] [$($c:tt)*] [$($r:tt)*] [inner($($inner:tt)*) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [inner [$($inner)*]] [$($c)*] [$($r)*] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [custom($f:expr) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)* [$f]] [$($r)*] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [ascii $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(ascii::apply) ()]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(min = $min:expr, max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) ($min, $max)]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(min = $min:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) ($min, usize::MAX)]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) (0usize, $max)]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [length(equal = $n:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(length::simple::apply) ($n, $n)]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(min = $min:expr, max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (Some($min), Some($max))]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(min = $min:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (Some($min), None)]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(max = $max:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (None, Some($max))]] [$($($rest)*)?]);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [range(equal = $n:expr $(,)?) $(, $($rest:tt)*)?]) => {
-        $crate::__section_validate!(@sort $mode $ids [$($i)*] [$($c)*] [$($r)* [(range::apply) (Some($n), Some($n))]] [$($($rest)*)?]);
-    };
-    // Sorted; a field without rules is not validated.
-    (@sort $mode:tt $ids:tt [] [] [] []) => {};
-    (@sort (field $key:expr, $value:expr) [$p:ident $r:ident $c:ident $b:ident] [$($i:tt)*] [$($cs:tt)*] [$($rs:tt)*] []) => {{
-        let mut $p = $crate::garde::util::nested_path!($p, $key);
-        let $b = $value;
-        $crate::__section_validate!(@inner [$p $r $c $b] $($i)*);
-        $crate::__section_validate!(@outer [$p $r $c $b] [$($cs)*] [$($rs)*]);
-    }};
-    (@sort set $ids:tt [$($i:tt)*] [$($cs:tt)*] [$($rs:tt)*] []) => {
-        $crate::__section_validate!(@outer $ids [$($cs)*] [$($rs)*]);
-        $crate::__section_validate!(@inner $ids $($i)*);
-    };
-    (@sort $mode:tt $ids:tt [$($i:tt)*] [$($c:tt)*] [$($r:tt)*] [$($rule:tt)*]) => {
-        ::core::compile_error!(::core::concat!(
-            "section!: unsupported #[garde(...)] rule (or `dive`/`inner` twice, or `skip` with rules): ",
-            ::core::stringify!($($rule)*)
-        ));
-    };
-
-    (@inner $ids:tt) => {};
-    (@inner [$p:ident $r:ident $c:ident $b:ident] dive) => {
-        $crate::garde::Validate::validate_into(&*$b, $c, &mut $p, $r);
-    };
-    (@inner [$p:ident $r:ident $c:ident $b:ident] inner [$($rules:tt)*]) => {
-        $crate::garde::rules::inner::apply(&*$b, |$b, __garde_inner_key| {
-            let mut $p = $crate::garde::util::nested_path!($p, __garde_inner_key);
-            $crate::__section_validate!(@sort set [$p $r $c $b] [] [] [] [$($rules)*]);
-        });
-    };
-
-    (@outer $ids:tt [] []) => {};
-    (@outer [$p:ident $r:ident $c:ident $b:ident] [$([$f:expr])*] [$([($($rule:tt)*) $args:tt])*]) => {{
-        $(
-            if let Err(__garde_error) = ($f)(&*$b, &$c) {
-                $r.append($p(), __garde_error);
-            }
-        )*
-        $(
-            if let Err(__garde_error) = ($crate::garde::rules::$($rule)*)(&*$b, $args) {
-                $r.append($p(), __garde_error);
-            }
-        )*
-    }};
-}
+//! Rules a section's fields share, and how a polymorphic section is written.
 
 /// Implements `garde::Validate` for a type whose rule spans its fields: `$check` is a method
 /// `fn(&self) -> Result<_, E>` (`E: Display`), and its error is reported at the value itself,
 /// i.e. at the section's own key in the file.
 ///
-/// For a rule that no single field's `#[garde(...)]` can state, such as "exactly one of these
-/// keys" or "`from` before `to`". The type needs no `garde::Validate` derive (and must not
-/// have one); the caller needs no direct dependency on garde.
+/// For a type read with serde's own derive (a `#[derive(Config)]` section says
+/// `#[config(check = ...)]` instead) whose rule no single field can state, such as "exactly one
+/// of these keys". The type needs no `garde::Validate` derive (and must not have one); the
+/// caller needs no direct dependency on garde.
 ///
 /// ```
 /// use ferrowizard_config::garde::Validate;
@@ -310,19 +55,18 @@ macro_rules! validated_by {
 }
 
 /// A garde rule for a [`Duration`](crate::Duration) that must not be zero (a timeout, an
-/// interval): `#[garde(custom(ferrowizard_config::positive_duration))]`. Its message is
+/// interval): `#[config(custom(ferrowizard_config::positive_duration))]`. Its message is
 /// `must be longer than 0`.
 ///
 /// ```
-/// use ferrowizard_config::{Duration, Loader};
+/// use ferrowizard_config::{Config, Duration, Loader};
 ///
-/// ferrowizard_config::section! {
-///     /// A section with a timeout.
-///     pub struct Checks {
-///         /// How long a check may take.
-///         #[garde(custom(ferrowizard_config::positive_duration))]
-///         timeout: Duration = Duration::seconds(5),
-///     }
+/// /// A section with a timeout.
+/// #[derive(Debug, Config)]
+/// pub struct Checks {
+///     /// How long a check may take.
+///     #[config(default = Duration::seconds(5), custom(ferrowizard_config::positive_duration))]
+///     pub timeout: Duration,
 /// }
 ///
 /// let ok: Checks = Loader::new().load_str("c.yaml", "timeout: 1s\n").unwrap();
@@ -358,4 +102,71 @@ where
         body: &'a T,
     }
     serde::Serialize::serialize(&Tagged { name, body }, serializer)
+}
+
+/// A rule over several keys of a section broken (`#[config(check = ...)]`): what is wrong,
+/// and the key to report it at (the section itself when none is named).
+///
+/// ```
+/// use ferrowizard_config::{Config, Invalid, Loader};
+///
+/// /// `window:`.
+/// #[derive(Debug, Config)]
+/// #[config(check = Window::ordered)]
+/// pub struct Window {
+///     /// The first hour.
+///     pub from: u32,
+///     /// The last hour.
+///     #[config(default = 23)]
+///     pub to: u32,
+/// }
+///
+/// impl Window {
+///     fn ordered(&self) -> Result<(), Invalid> {
+///         if self.from <= self.to {
+///             Ok(())
+///         } else {
+///             Err(Invalid::at("to", format!("must not be before from ({})", self.from)))
+///         }
+///     }
+/// }
+///
+/// let report = Loader::new().load_str::<Window>("w.yaml", "from: 9\nto: 5\n").unwrap_err();
+/// assert_eq!(
+///     report.to_string().trim_end(),
+///     "w.yaml has the following error:\n  * w.yaml:2:5: Invalid value at: to; must not be before from (9)"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    key: Option<&'static str>,
+    message: String,
+}
+
+impl Invalid {
+    /// A broken rule, reported at the section itself.
+    pub fn new(message: impl Into<String>) -> Self {
+        Invalid {
+            key: None,
+            message: message.into(),
+        }
+    }
+
+    /// A broken rule, reported at `key` (a field's name, as Rust or the file spells it).
+    pub fn at(key: &'static str, message: impl Into<String>) -> Self {
+        Invalid {
+            key: Some(key),
+            message: message.into(),
+        }
+    }
+
+    /// Adds this to `report`, at `parent` or at its `key` under it.
+    #[doc(hidden)]
+    pub fn report(self, parent: &mut dyn FnMut() -> garde::Path, report: &mut garde::Report) {
+        let path = match self.key {
+            Some(key) => parent().join(key),
+            None => parent(),
+        };
+        report.append(path, garde::Error::new(self.message));
+    }
 }

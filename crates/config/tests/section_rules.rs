@@ -1,5 +1,5 @@
-//! `section!` writes `garde::Validate` itself (so that a crate using it needs no `garde`);
-//! these tests hold its reports to those of garde's derive for the same rules.
+//! `#[derive(Config)]` writes `garde::Validate` itself (so that a crate using it needs no
+//! `garde`); these tests hold its reports to those of garde's derive for the same rules.
 
 use garde::Validate;
 
@@ -26,12 +26,11 @@ struct Leaf {
     n: u32,
 }
 
-ferrowizard_config::section! {
-    /// A section nested in both.
-    pub struct Inner {
-        #[garde(range(min = 1, max = 10))]
-        n: u32 = 0,
-    }
+/// A section nested in both.
+#[derive(Clone, Debug, PartialEq, ferrowizard_config::Config)]
+pub struct Inner {
+    #[config(range(min = 1, max = 10))]
+    n: u32,
 }
 
 // The fields are not in the order of their names, which is the order garde's derive checks
@@ -66,39 +65,39 @@ struct ByDerive {
     unvalidated: u8,
 }
 
-ferrowizard_config::section! {
-    /// The same rules, through `section!`.
-    pub struct BySection {
-        /// A doc comment stays on the field.
-        #[garde(dive)]
-        inner: Inner = Inner::default(),
-        #[garde(dive, custom(|v: &Vec<Leaf>, _: &()| if v.len() > 1 { Err(garde::Error::new("one at most")) } else { Ok(()) }))]
-        leaves: Vec<Leaf> = Vec::new(),
-        #[garde(length(min = 1), dive)]
-        more: Vec<Leaf> = Vec::new(),
-        #[garde(custom(no_x))]
-        name: String = String::new(),
-        #[garde(ascii, length(min = 2, max = 4))]
-        code: String = String::new(),
-        #[garde(length(max = 1))]
-        short: String = String::new(),
-        #[garde(range(min = -1))]
-        signed: i64 = 0,
-        #[garde(range(max = 5))]
-        small: u8 = 0,
-        #[garde(inner(custom(nonempty)))]
-        maybe: Option<String> = None,
-        #[garde(length(min = 1), inner(length(min = 2, max = 3)))]
-        words: Vec<String> = Vec::new(),
-        #[garde(inner(length(max = 2), inner(custom(nonempty), length(max = 3))))]
-        lists: Vec<Vec<String>> = Vec::new(),
-        #[garde(skip)]
-        skipped: u8 = 0,
-        unvalidated: u8 = 0,
-    }
+/// The same rules, through `#[derive(Config)]`: nested sections need no `dive`.
+#[derive(Clone, Debug, PartialEq, ferrowizard_config::Config)]
+pub struct BySection {
+    /// A doc comment stays on the field.
+    inner: Inner,
+    #[config(
+        custom(|v: &Vec<Leaf>, _: &()| if v.len() > 1 { Err(garde::Error::new("one at most")) } else { Ok(()) }),
+    )]
+    leaves: Vec<Leaf>,
+    #[config(length(min = 1))]
+    more: Vec<Leaf>,
+    #[config(custom(no_x))]
+    name: String,
+    #[config(ascii, length(min = 2, max = 4))]
+    code: String,
+    #[config(length(max = 1))]
+    short: String,
+    #[config(range(min = -1))]
+    signed: i64,
+    #[config(range(max = 5))]
+    small: u8,
+    #[config(inner(custom(nonempty)))]
+    maybe: Option<String>,
+    #[config(length(min = 1), inner(length(min = 2, max = 3)))]
+    words: Vec<String>,
+    #[config(inner(length(max = 2), inner(custom(nonempty), length(max = 3))))]
+    lists: Vec<Vec<String>>,
+    #[config(skip)]
+    skipped: u8,
+    unvalidated: u8,
 }
 
-/// The reports of garde's derive and of `section!` for the same values.
+/// The reports of garde's derive and of `#[derive(Config)]` for the same values.
 fn reports(d: ByDerive) -> (String, String) {
     let section = BySection {
         inner: d.inner.clone(),

@@ -135,7 +135,9 @@ impl Environment {
 
 /// An application built on ferrowizard.
 pub trait Application: Send + Sync + 'static {
-    /// Its configuration, declared with [`configuration!`](crate::configuration).
+    /// Its configuration: a `#[derive(Config)]` struct with a
+    /// [`FrameworkConfiguration`](crate::config::FrameworkConfiguration) field marked
+    /// `#[config(framework)]`.
     type Config: Configuration + Send + Sync + 'static;
 
     /// The name shown in `--help`, at startup and in syslog.
@@ -148,11 +150,15 @@ pub trait Application: Send + Sync + 'static {
     /// Written as an `async fn` in the implementation:
     ///
     /// ```
-    /// use ferrowizard::{Application, Environment, RunError};
+    /// use ferrowizard::config::FrameworkConfiguration;
+    /// use ferrowizard::{Application, Config, Environment, RunError};
     ///
-    /// ferrowizard::configuration! {
-    ///     /// The service's configuration: ferrowizard's sections only.
-    ///     pub struct HelloConfig {}
+    /// /// The service's configuration: ferrowizard's sections only.
+    /// #[derive(Clone, Debug, Config)]
+    /// pub struct HelloConfig {
+    ///     /// `server`, `logging`, `metrics`, `admin`, `health` and `opentelemetry`.
+    ///     #[config(framework)]
+    ///     pub framework: FrameworkConfiguration,
     /// }
     ///
     /// struct Hello;

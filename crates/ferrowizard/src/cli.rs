@@ -153,7 +153,7 @@ fn export<C: config::Configuration>(config: &C, app_name: &str) -> Result<Option
 /// subscriber ferrowizard installs.
 #[cfg(feature = "otlp")]
 fn exportable<C: config::Configuration>(config: &C) -> Result<(), String> {
-    if !config.server().shared().trace_context.enabled {
+    if !config.server().common().trace_context.enabled {
         return Err(
             "opentelemetry.enabled needs server.traceContext.enabled: true (the spans \
                     exported are the requests')"

@@ -22,11 +22,15 @@ enum Runner<C> {
 /// is printed as one line (`NAME: COMMAND: error`) and exits 1.
 ///
 /// ```
-/// use ferrowizard::Command;
+/// use ferrowizard::config::FrameworkConfiguration;
+/// use ferrowizard::{Command, Config};
 ///
-/// ferrowizard::configuration! {
-///     /// The service's configuration.
-///     pub struct AppConfig {}
+/// /// The service's configuration.
+/// #[derive(Clone, Debug, Config)]
+/// pub struct AppConfig {
+///     /// `server`, `logging`, `metrics`, `admin`, `health` and `opentelemetry`.
+///     #[config(framework)]
+///     pub framework: FrameworkConfiguration,
 /// }
 ///
 /// // `app greet --name Ada`: arguments only.

@@ -76,13 +76,13 @@ impl Reporter {
                 Target::Log {
                     logger: r.logger.clone(),
                 },
-                (r.frequency, &r.includes, &r.excludes),
+                (r.common.frequency, &r.common.includes, &r.common.excludes),
             ),
             ReporterFactory::Csv(r) => (
                 Target::Csv {
                     directory: PathBuf::from(r.file.clone().unwrap_or_default()),
                 },
-                (r.frequency, &r.includes, &r.excludes),
+                (r.common.frequency, &r.common.includes, &r.common.excludes),
             ),
         };
         let (own, includes, excludes) = common;

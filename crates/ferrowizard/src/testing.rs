@@ -2,12 +2,16 @@
 //! YAML string, on free loopback ports, in the test's own process; stopped when dropped.
 //!
 //! ```
-//! use ferrowizard::{Application, Environment, RunError};
+//! use ferrowizard::config::FrameworkConfiguration;
+//! use ferrowizard::{Application, Config, Environment, RunError};
 //! use ferrowizard::testing::TestService;
 //!
-//! ferrowizard::configuration! {
-//!     /// ferrowizard's sections only.
-//!     pub struct HelloConfig {}
+//! /// ferrowizard's sections only.
+//! #[derive(Clone, Debug, Config)]
+//! pub struct HelloConfig {
+//!     /// `server`, `logging`, `metrics`, `admin`, `health` and `opentelemetry`.
+//!     #[config(framework)]
+//!     pub framework: FrameworkConfiguration,
 //! }
 //!
 //! struct Hello;
@@ -193,8 +197,5 @@ fn urls(running: &Running, server: &ServerFactory) -> (String, Option<String>) {
         ServerFactory::Default(_) => base("admin").map(|b| format!("{b}{admin_path}")),
         ServerFactory::Simple(_) => Some(format!("{application}{admin_path}")),
     };
-    (
-        format!("{application}{}", server.shared().application_path),
-        admin,
-    )
+    (format!("{application}{}", server.application_path()), admin)
 }

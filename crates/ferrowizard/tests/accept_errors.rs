@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::routing::get;
 use ferrowizard::config::ServerFactory;
-use ferrowizard::config::server::{ConnectorFactory, DefaultServerFactory, HttpConnectorFactory};
+use ferrowizard::config::server::{
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
 
@@ -90,14 +92,16 @@ async fn out_of_descriptors_accept_backs_off_reports_once_a_second_and_closes_id
 
     let mut factory = DefaultServerFactory {
         application_connectors: vec![ConnectorFactory::Http(HttpConnectorFactory {
-            port: 0,
-            bind_host: Some("127.0.0.1".into()),
-            ..Default::default()
+            common: ConnectorCommon {
+                port: 0,
+                bind_host: Some("127.0.0.1".into()),
+                ..Default::default()
+            },
         })],
         admin_connectors: Vec::new(),
         ..Default::default()
     };
-    factory.request_log.appenders = Vec::new();
+    factory.common.request_log.appenders = Vec::new();
     let metrics = MetricRegistry::new();
     let app = Router::new().route("/", get(|| async { "ok\n" }));
     let server = Server::start(

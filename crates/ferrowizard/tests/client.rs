@@ -10,7 +10,9 @@ use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::routing::get;
 use ferrowizard::config::ServerFactory;
-use ferrowizard::config::server::{ConnectorFactory, DefaultServerFactory, HttpConnectorFactory};
+use ferrowizard::config::server::{
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+};
 use ferrowizard::server::{Client, Server};
 
 async fn whoami(client: Client, ConnectInfo(addr): ConnectInfo<SocketAddr>) -> String {
@@ -27,11 +29,13 @@ async fn whoami(client: Client, ConnectInfo(addr): ConnectInfo<SocketAddr>) -> S
 async fn serve(forwarded: bool, trusted: &[&str]) -> (Server, SocketAddr) {
     let connector = |port| {
         ConnectorFactory::Http(HttpConnectorFactory {
-            port,
-            bind_host: Some("127.0.0.1".into()),
-            use_forwarded_headers: forwarded,
-            trusted_proxies: trusted.iter().map(|t| (*t).to_owned()).collect(),
-            ..Default::default()
+            common: ConnectorCommon {
+                port,
+                bind_host: Some("127.0.0.1".into()),
+                use_forwarded_headers: forwarded,
+                trusted_proxies: trusted.iter().map(|t| (*t).to_owned()).collect(),
+                ..Default::default()
+            },
         })
     };
     let mut f = DefaultServerFactory {
@@ -39,7 +43,7 @@ async fn serve(forwarded: bool, trusted: &[&str]) -> (Server, SocketAddr) {
         admin_connectors: Vec::new(),
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     let app = Router::new().route("/whoami", get(whoami));
     common::serve(&ServerFactory::Default(f), app).await
 }

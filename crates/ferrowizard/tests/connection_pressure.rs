@@ -11,7 +11,9 @@ use axum::Router;
 use axum::routing::get;
 use ferrowizard::config::Duration as ConfigDuration;
 use ferrowizard::config::ServerFactory;
-use ferrowizard::config::server::{ConnectorFactory, DefaultServerFactory, HttpConnectorFactory};
+use ferrowizard::config::server::{
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
 use tokio::sync::Semaphore;
@@ -21,18 +23,20 @@ use tokio::sync::Semaphore;
 fn factory(max: u32, idle: ConfigDuration) -> ServerFactory {
     let f = DefaultServerFactory {
         application_connectors: vec![ConnectorFactory::Http(HttpConnectorFactory {
-            port: 0,
-            bind_host: Some("127.0.0.1".into()),
-            max_connections: Some(max),
-            idle_timeout: idle,
-            header_read_timeout: idle,
-            ..Default::default()
+            common: ConnectorCommon {
+                port: 0,
+                bind_host: Some("127.0.0.1".into()),
+                max_connections: Some(max),
+                idle_timeout: idle,
+                header_read_timeout: idle,
+                ..Default::default()
+            },
         })],
         admin_connectors: Vec::new(),
         ..Default::default()
     };
     let mut f = f;
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     ServerFactory::Default(f)
 }
 
@@ -294,19 +298,23 @@ fn second_refused_while_first_is_busy(addr: SocketAddr, busy: &str) -> Client {
 async fn admin_connectors_keep_their_own_max_connections() {
     let gate = Arc::new(Semaphore::new(0));
     let local = || HttpConnectorFactory {
-        port: 0,
-        bind_host: Some("127.0.0.1".into()),
-        ..Default::default()
+        common: ConnectorCommon {
+            port: 0,
+            bind_host: Some("127.0.0.1".into()),
+            ..Default::default()
+        },
     };
     let mut f = DefaultServerFactory {
         application_connectors: vec![ConnectorFactory::Http(local())],
         admin_connectors: vec![ConnectorFactory::Http(HttpConnectorFactory {
-            max_connections: Some(1),
-            ..local()
+            common: ConnectorCommon {
+                max_connections: Some(1),
+                ..local().common
+            },
         })],
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     let metrics = MetricRegistry::new();
     let server = Server::start(
         &ServerFactory::Default(f),
@@ -357,14 +365,16 @@ async fn the_simple_servers_connector_takes_max_connections() {
     let gate = Arc::new(Semaphore::new(0));
     let mut f = SimpleServerFactory {
         connector: ConnectorFactory::Http(HttpConnectorFactory {
-            port: 0,
-            bind_host: Some("127.0.0.1".into()),
-            max_connections: Some(1),
-            ..Default::default()
+            common: ConnectorCommon {
+                port: 0,
+                bind_host: Some("127.0.0.1".into()),
+                max_connections: Some(1),
+                ..Default::default()
+            },
         }),
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     let (server, addr, _) = start(&ServerFactory::Simple(f), gate.clone()).await;
     let first = tokio::task::spawn_blocking(move || {
         second_refused_while_first_is_busy(addr, "/application/wait")

@@ -13,7 +13,9 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use ferrowizard::config::server::{ConnectorFactory, DefaultServerFactory, HttpConnectorFactory};
+use ferrowizard::config::server::{
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+};
 use ferrowizard::config::{ServerFactory, Size};
 use ferrowizard::errors::ErrorMessage;
 use ferrowizard::extract::Valid;
@@ -26,17 +28,19 @@ const JSON: &str = "Accept: application/json\r\n";
 fn factory(max_threads: usize) -> ServerFactory {
     let mut f = DefaultServerFactory {
         application_connectors: vec![ConnectorFactory::Http(HttpConnectorFactory {
-            port: 0,
-            bind_host: Some("127.0.0.1".into()),
-            ..Default::default()
+            common: ConnectorCommon {
+                port: 0,
+                bind_host: Some("127.0.0.1".into()),
+                ..Default::default()
+            },
         })],
         admin_connectors: Vec::new(),
         ..Default::default()
     };
-    f.max_threads = max_threads;
-    f.max_queued_requests = 0;
-    f.max_request_body_size = Size::kibibytes(1);
-    f.request_log.appenders = Vec::new();
+    f.common.max_threads = max_threads;
+    f.common.max_queued_requests = 0;
+    f.common.max_request_body_size = Size::kibibytes(1);
+    f.common.request_log.appenders = Vec::new();
     ServerFactory::Default(f)
 }
 

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use ferrowizard::config::server::{
-    ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
-    RequestLogFactory, SimpleServerFactory, TlsProtocol,
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+    HttpsConnectorFactory, RequestLogFactory, ServerCommon, SimpleServerFactory, TlsProtocol,
 };
 use ferrowizard::config::{
     Duration, FrameworkConfiguration, Level, ServerFactory, Size, dump, load_str,
@@ -60,10 +60,13 @@ fn connector() -> impl Strategy<Value = ConnectorFactory> {
         .prop_map(|(port, bind_host, idle_timeout, header, https, v13)| {
             if https {
                 ConnectorFactory::Https(HttpsConnectorFactory {
-                    port,
-                    bind_host,
-                    idle_timeout,
-                    max_request_header_size: header,
+                    common: ConnectorCommon {
+                        port,
+                        bind_host,
+                        idle_timeout,
+                        max_request_header_size: header,
+                        ..Default::default()
+                    },
                     cert_path: Some("cert.pem".into()),
                     key_path: Some("key.pem".into()),
                     supported_protocols: if v13 {
@@ -71,15 +74,16 @@ fn connector() -> impl Strategy<Value = ConnectorFactory> {
                     } else {
                         vec![TlsProtocol::TlsV12]
                     },
-                    ..Default::default()
                 })
             } else {
                 ConnectorFactory::Http(HttpConnectorFactory {
-                    port,
-                    bind_host,
-                    idle_timeout,
-                    max_request_header_size: header,
-                    ..Default::default()
+                    common: ConnectorCommon {
+                        port,
+                        bind_host,
+                        idle_timeout,
+                        max_request_header_size: header,
+                        ..Default::default()
+                    },
                 })
             }
         })
@@ -208,28 +212,29 @@ fn configuration() -> impl Strategy<Value = FrameworkConfiguration> {
                     appenders: request,
                     excluded_paths: excluded,
                 };
-                // The fields both server types share.
-                macro_rules! shared {
-                    ($s:expr) => {{
-                        let mut s = $s;
-                        (s.max_queued_requests, s.max_threads) = (a, b);
-                        (s.shutdown_grace_period, s.max_request_body_size) = (grace, body);
-                        s.request_log = request_log;
-                        s
-                    }};
-                }
+                // The keys both server types have.
+                let common = ServerCommon {
+                    max_queued_requests: a,
+                    max_threads: b,
+                    shutdown_grace_period: grace,
+                    max_request_body_size: body,
+                    request_log,
+                    ..Default::default()
+                };
                 let server = if simple {
                     let connector = app[0].clone();
-                    ServerFactory::Simple(shared!(SimpleServerFactory {
+                    ServerFactory::Simple(SimpleServerFactory {
+                        common,
                         connector,
                         ..Default::default()
-                    }))
+                    })
                 } else {
-                    ServerFactory::Default(shared!(DefaultServerFactory {
+                    ServerFactory::Default(DefaultServerFactory {
+                        common,
                         application_connectors: app,
                         admin_connectors: admin,
                         ..Default::default()
-                    }))
+                    })
                 };
                 let logging = LoggingFactory {
                     level: root,

@@ -10,8 +10,8 @@ use axum::routing::{get, post};
 use ferrowizard::HealthCheck;
 use ferrowizard::admin::Admin;
 use ferrowizard::config::server::{
-    ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
-    SimpleServerFactory,
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+    HttpsConnectorFactory, SimpleServerFactory,
 };
 use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
 use ferrowizard::metrics::MetricRegistry;
@@ -20,10 +20,12 @@ use tokio::sync::Semaphore;
 
 fn http(port: u16, header_timeout_ms: u64) -> ConnectorFactory {
     ConnectorFactory::Http(HttpConnectorFactory {
-        port,
-        bind_host: Some("127.0.0.1".into()),
-        header_read_timeout: ConfigDuration::milliseconds(header_timeout_ms),
-        ..Default::default()
+        common: ConnectorCommon {
+            port,
+            bind_host: Some("127.0.0.1".into()),
+            header_read_timeout: ConfigDuration::milliseconds(header_timeout_ms),
+            ..Default::default()
+        },
     })
 }
 
@@ -31,17 +33,19 @@ fn server(max_threads: usize, max_queued: usize, app: Vec<ConnectorFactory>) -> 
     let mut f = DefaultServerFactory {
         application_connectors: app,
         admin_connectors: vec![ConnectorFactory::Http(HttpConnectorFactory {
-            port: 0,
-            bind_host: Some("127.0.0.1".into()),
-            ..Default::default()
+            common: ConnectorCommon {
+                port: 0,
+                bind_host: Some("127.0.0.1".into()),
+                ..Default::default()
+            },
         })],
         ..Default::default()
     };
-    f.max_threads = max_threads;
-    f.max_queued_requests = max_queued;
-    f.max_request_body_size = Size::kibibytes(1);
-    f.request_log.appenders = Vec::new();
-    f.shutdown_grace_period = ConfigDuration::seconds(2);
+    f.common.max_threads = max_threads;
+    f.common.max_queued_requests = max_queued;
+    f.common.max_request_body_size = Size::kibibytes(1);
+    f.common.request_log.appenders = Vec::new();
+    f.common.shutdown_grace_period = ConfigDuration::seconds(2);
     ServerFactory::Default(f)
 }
 
@@ -239,7 +243,7 @@ async fn requests_are_timed_under_the_route_axum_chose_known_or_merged() {
         connector: http(0, 10_000),
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     let app = Routes::new()
         .route("/q/{symbol}", get(|| async { "quote\n" }))
         .route("/", get(|| async { "home\n" }))
@@ -395,8 +399,11 @@ async fn admin_binds_loopback_and_https_serves() {
     std::fs::write(&cert_path, cert.cert.pem()).unwrap();
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
     let https = ConnectorFactory::Https(HttpsConnectorFactory {
-        port: 0,
-        bind_host: Some("127.0.0.1".into()),
+        common: ConnectorCommon {
+            port: 0,
+            bind_host: Some("127.0.0.1".into()),
+            ..Default::default()
+        },
         cert_path: Some(cert_path.display().to_string()),
         key_path: Some(key_path.display().to_string()),
         ..Default::default()
@@ -595,11 +602,13 @@ fn read_for(s: &mut TcpStream, wait: Duration) -> (Vec<u8>, bool) {
 async fn timeouts_tell_a_slow_client_from_a_slow_answer() {
     // headerReadTimeout 1 s, idleTimeout 1.5 s.
     let connector = ConnectorFactory::Http(HttpConnectorFactory {
-        port: 0,
-        bind_host: Some("127.0.0.1".into()),
-        header_read_timeout: ConfigDuration::milliseconds(1000),
-        idle_timeout: ConfigDuration::milliseconds(1500),
-        ..Default::default()
+        common: ConnectorCommon {
+            port: 0,
+            bind_host: Some("127.0.0.1".into()),
+            header_read_timeout: ConfigDuration::milliseconds(1000),
+            idle_timeout: ConfigDuration::milliseconds(1500),
+            ..Default::default()
+        },
     });
     let app = routes(Arc::new(Semaphore::new(0))).route(
         "/trickle",

@@ -13,8 +13,8 @@ use std::time::Duration;
 use axum::Router;
 use ferrowizard::admin::Admin;
 use ferrowizard::config::server::{
-    ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, HttpsConnectorFactory,
-    TlsProtocol,
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+    HttpsConnectorFactory, TlsProtocol,
 };
 use ferrowizard::config::{AdminFactory, ServerFactory, Size};
 use ferrowizard::metrics::MetricRegistry;
@@ -91,17 +91,19 @@ async fn https(dir: &std::path::Path, versions: Vec<TlsProtocol>) -> (Server, So
     let (cert, key) = certificate(dir);
     let mut f = DefaultServerFactory {
         application_connectors: vec![ConnectorFactory::Https(HttpsConnectorFactory {
-            port: 0,
-            bind_host: Some("127.0.0.1".into()),
+            common: ConnectorCommon {
+                port: 0,
+                bind_host: Some("127.0.0.1".into()),
+                ..Default::default()
+            },
             cert_path: Some(cert),
             key_path: Some(key),
             supported_protocols: versions,
-            ..Default::default()
         })],
         admin_connectors: Vec::new(),
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     common::serve(&ServerFactory::Default(f), Router::new()).await
 }
 
@@ -177,9 +179,11 @@ async fn admin(config: AdminFactory) -> (Server, SocketAddr) {
     };
     let connector = |port| {
         ConnectorFactory::Http(HttpConnectorFactory {
-            port,
-            bind_host: Some("127.0.0.1".into()),
-            ..Default::default()
+            common: ConnectorCommon {
+                port,
+                bind_host: Some("127.0.0.1".into()),
+                ..Default::default()
+            },
         })
     };
     let mut f = DefaultServerFactory {
@@ -187,8 +191,8 @@ async fn admin(config: AdminFactory) -> (Server, SocketAddr) {
         admin_connectors: vec![connector(0)],
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
-    f.max_request_body_size = Size::mebibytes(16);
+    f.common.request_log.appenders = Vec::new();
+    f.common.max_request_body_size = Size::mebibytes(16);
     let server = Server::start(
         &ServerFactory::Default(f),
         Router::new(),

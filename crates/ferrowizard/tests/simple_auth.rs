@@ -11,7 +11,8 @@ use std::time::Duration;
 use axum::routing::get;
 use ferrowizard::admin::Admin;
 use ferrowizard::config::server::{
-    ConnectorFactory, DefaultServerFactory, HttpConnectorFactory, SimpleServerFactory,
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
+    SimpleServerFactory,
 };
 use ferrowizard::config::{AdminAuth, AdminFactory, Secret, ServerFactory};
 use ferrowizard::metrics::MetricRegistry;
@@ -78,7 +79,7 @@ async fn start(auth: AdminAuth) -> (Server, SocketAddr) {
         connector: ConnectorFactory::Http(local()),
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     assert_eq!(
         (
             f.application_context_path.as_str(),
@@ -97,9 +98,11 @@ async fn start(auth: AdminAuth) -> (Server, SocketAddr) {
 /// An HTTP connector on a free port of 127.0.0.1.
 fn local() -> HttpConnectorFactory {
     HttpConnectorFactory {
-        port: 0,
-        bind_host: Some("127.0.0.1".into()),
-        ..Default::default()
+        common: ConnectorCommon {
+            port: 0,
+            bind_host: Some("127.0.0.1".into()),
+            ..Default::default()
+        },
     }
 }
 
@@ -166,7 +169,7 @@ async fn default_server_guards_unknown_admin_paths_under_its_context_path() {
         admin_context_path: "/admin".into(),
         ..Default::default()
     };
-    f.request_log.appenders = Vec::new();
+    f.common.request_log.appenders = Vec::new();
     let server = start_server(
         ServerFactory::Default(f),
         AdminAuth::Bearer(Secret("s3cret-token".into())),
@@ -367,7 +370,7 @@ async fn an_application_route_under_the_admin_path_is_a_start_error() {
             application_context_path: "/".into(),
             ..Default::default()
         };
-        f.request_log.appenders = Vec::new();
+        f.common.request_log.appenders = Vec::new();
         let app = Routes::new().route(template, get(|| async { "mine\n" }));
         let admin = axum::Router::new().route("/ping", get(|| async { "pong\n" }));
         Server::start(

@@ -6,12 +6,16 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
+use ferrowizard::config::FrameworkConfiguration;
 use ferrowizard::testing::{TestError, TestService};
-use ferrowizard::{Application, Environment, Managed, RunError};
+use ferrowizard::{Application, Config, Environment, Managed, RunError};
 
-ferrowizard::configuration! {
-    /// ferrowizard's sections only.
-    pub struct TestConfig {}
+/// ferrowizard's sections only.
+#[derive(Clone, Debug, Config)]
+pub struct TestConfig {
+    /// `server`, `logging`, `metrics`, `admin`, `health` and `opentelemetry`.
+    #[config(framework)]
+    pub framework: FrameworkConfiguration,
 }
 
 /// Counts starts and stops; refuses to start when `refuse`.

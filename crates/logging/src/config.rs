@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ferrowizard_config::{Duration, Level, Refusal, Size, section, serialize_tagged};
+use ferrowizard_config::{Config, Duration, Invalid, Level, Refusal, Size};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -91,8 +91,8 @@ pub const REFUSED: &[Refusal] = &[
 pub const DEFAULT_LOG_FORMAT: &str = "%-5p [%d{ISO8601,UTC}] %c: %m%n";
 
 /// `logging.type`: who configures logging.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum LoggingType {
     /// This section: levels and appenders as written.
     #[default]
@@ -102,23 +102,25 @@ pub enum LoggingType {
     External,
 }
 
-section! {
-    /// `logging:`: the root level, per-logger levels and where lines go.
-    pub struct LoggingFactory {
-        /// `default`, or `external` (DropWizard's `ExternalLoggingFactory`): the application
-        /// configures logging itself.
-        #[serde(rename = "type")]
-        kind: LoggingType = LoggingType::Default,
-        /// The root logger's level.
-        level: Level = Level::Info,
-        /// Per-logger settings, by logger name (a Rust target such as `realtime::quotes`, or
-        /// a Java name DropWizard users carry over, such as `org.eclipse.jetty`).
-        #[garde(dive)]
-        loggers: BTreeMap<String, LoggerConfig> = BTreeMap::new(),
-        /// Where lines go. `[]` means nowhere.
-        #[garde(dive, custom(application_layouts))]
-        appenders: Vec<AppenderFactory> = vec![AppenderFactory::Console(ConsoleAppenderFactory::default())],
-    }
+/// `logging:`: the root level, per-logger levels and where lines go.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct LoggingFactory {
+    /// `default`, or `external` (DropWizard's `ExternalLoggingFactory`): the application
+    /// configures logging itself.
+    #[config(default = LoggingType::Default, rename = "type")]
+    pub kind: LoggingType,
+    /// The root logger's level.
+    #[config(default = Level::Info)]
+    pub level: Level,
+    /// Per-logger settings, by logger name (a Rust target such as `realtime::quotes`, or
+    /// a Java name DropWizard users carry over, such as `org.eclipse.jetty`).
+    pub loggers: BTreeMap<String, LoggerConfig>,
+    /// Where lines go. `[]` means nowhere.
+    #[config(
+        default = vec![AppenderFactory::Console(ConsoleAppenderFactory::default())],
+        custom(application_layouts),
+    )]
+    pub appenders: Vec<AppenderFactory>,
 }
 
 /// One logger's settings: a bare level (`org.eclipse.jetty: WARN`) or the full form.
@@ -146,16 +148,17 @@ impl LoggerConfig {
     }
 }
 
-section! {
-    /// The full form of a logger's settings.
-    pub struct LoggerSettings {
-        /// The logger's level.
-        level: Level = Level::Info,
-        /// Whether events also go to the root's appenders.
-        additive: bool = true,
-        /// Appenders of this logger alone.
-        appenders: Vec<AppenderFactory> = Vec::new(),
-    }
+/// The full form of a logger's settings.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct LoggerSettings {
+    /// The logger's level.
+    #[config(default = Level::Info)]
+    pub level: Level,
+    /// Whether events also go to the root's appenders.
+    #[config(default = true)]
+    pub additive: bool,
+    /// Appenders of this logger alone.
+    pub appenders: Vec<AppenderFactory>,
 }
 
 impl<'de> Deserialize<'de> for LoggerConfig {
@@ -200,208 +203,80 @@ impl Serialize for LoggerConfig {
     }
 }
 
-/// Hands the settings every appender type has to `$then!`, appended to `$args` as one
-/// `[...]` group of `[field: Type = default]` entries (`section!`'s `@emit` form). This list
-/// is the one place they are declared: [`AppenderCommon`] is made from it, and so is each
-/// appender's YAML form, where they are keys beside the appender's own.
-macro_rules! with_common_fields {
-    ($then:ident ! ($($args:tt)*)) => {
-        $then! { $($args)* [
-            [
-                /// Events below this level are not written by this appender.
-                threshold: Level = Level::All
-            ]
-            [
-                /// The line pattern (logback's pattern language); DropWizard's default when unset.
-                #[garde(custom(valid_log_format))]
-                log_format: Option<String> = None
-            ]
-            [
-                /// A structured layout instead of a pattern.
-                #[garde(dive)]
-                layout: Option<LayoutFactory> = None
-            ]
-            [
-                /// The time zone of `%d` timestamps.
-                #[garde(custom(valid_time_zone))]
-                time_zone: String = "UTC".to_owned()
-            ]
-            [
-                /// Slots in the queue between request threads and the writer.
-                ///
-                /// 4096, where DropWizard (logback's AsyncAppender) has 256: the writer naps
-                /// while producers fill the queue (it is not woken per event, see
-                /// `appender/worker.rs`), and a nap may let at most three eighths of the queue
-                /// fill. So the queue's size bounds the nap: with 256 slots a busy server's
-                /// writer wakes hundreds of times a second, each wake a context switch on the
-                /// cores serving requests; with 4096 it naps the longest nap (4 ms) under
-                /// load (BENCHMARKS.md, "Server under load"). A bigger queue also
-                /// rides out longer stalls of the disk or the network before INFO is dropped
-                /// (by `discardingThreshold`) or a request thread waits. It costs ~2.6 MB an
-                /// appender (each slot holds a whole record, 640 bytes on cache lines of its own).
-                #[garde(range(min = 1, max = 1_048_576))]
-                queue_size: usize = 4096
-            ]
-            [
-                /// When fewer slots than this are free, TRACE/DEBUG/INFO are dropped; -1
-                /// means queueSize/5, 0 never drops by level.
-                #[garde(range(min = -1))]
-                discarding_threshold: i64 = -1
-            ]
-            [
-                /// Drop events of every level instead of waiting when the queue is full.
-                never_block: bool = false
-            ]
-            [
-                /// At most one event per this period, at most a minute (unset: no
-                /// throttle); the events meanwhile are dropped and counted, whatever their
-                /// level, as DropWizard's `messageRate` drops them.
-                #[garde(inner(custom(valid_message_rate)))]
-                message_rate: Option<Duration> = None
-            ]
-            [
-                /// Record the file and line of each event.
-                include_caller_data: bool = false
-            ]
-        ] }
-    };
-}
-
-with_common_fields!(section!(@emit [
-    /// The settings every appender type has, whatever its `type`: one field of each
-    /// appender section ([`ConsoleAppenderFactory::common`], ...), reached from an
-    /// [`AppenderFactory`] through [`AppenderFactory::common`].
-    ///
-    /// In YAML they are not a section of their own: they are written beside the appender's
-    /// own keys, as DropWizard has them.
-    ///
-    /// ```
-    /// use ferrowizard_config::Level;
-    /// use ferrowizard_logging::config::{AppenderCommon, FileAppenderFactory};
-    ///
-    /// let file = FileAppenderFactory {
-    ///     current_log_filename: Some("app.log".into()),
-    ///     common: AppenderCommon {
-    ///         threshold: Level::Warn,
-    ///         queue_size: 1024,
-    ///         ..AppenderCommon::default()
-    ///     },
-    ///     ..FileAppenderFactory::default()
-    /// };
-    /// assert_eq!(file.common.time_zone, "UTC");
-    /// ```
-] AppenderCommon));
-
-/// Declares an appender section: a struct with the settings every appender has in its
-/// `common` field ([`AppenderCommon`]), then its own fields, each with its default.
+/// The settings every appender type has, whatever its `type`: one field of each
+/// appender section ([`ConsoleAppenderFactory::common`], ...), reached from an
+/// [`AppenderFactory`] through [`AppenderFactory::common`].
 ///
-/// Its YAML form is another struct of the same name, in a module of its own, made by
-/// `section!` with the common fields and the own ones side by side: serde reads and writes
-/// that one, so the keys stay flat (`threshold` beside `target`), unknown keys are refused
-/// with the list of known ones, and errors keep their line and column, which serde's
-/// `flatten` would lose. Conversions between the two move the fields.
-macro_rules! appender {
-    (
-        $(#[$meta:meta])*
-        pub struct $name:ident {
-            $(
-                $(#[doc = $doc:literal])*
-                $(#[garde $garde:tt])?
-                $field:ident : $ty:ty = $default:expr
-            ),* $(,)?
-        }
-    ) => {
-        with_common_fields!(appender!(@emit [$(#[$meta])*] $name [$(
-            [[$(#[doc = $doc])*] [$(#[garde $garde])?] $field : $ty = $default]
-        )*]));
-    };
-    (@emit [$($meta:tt)*] $name:ident
-        [$( [[$($doc:tt)*] [$($garde:tt)*] $field:ident : $ty:ty = $default:expr] )*]
-        [$( [$(#[$($cmeta:tt)*])* $common:ident : $cty:ty = $cdefault:expr] )*]
-    ) => {
-        $($meta)*
-        #[derive(Clone, Debug, PartialEq)]
-        pub struct $name {
-            /// The settings every appender has; in YAML, keys beside this appender's own.
-            pub common: AppenderCommon,
-            $( $($doc)* pub $field: $ty, )*
-        }
-
-        const _: () = {
-            mod yaml {
-                use super::*;
-                ferrowizard_config::section!(@emit [] $name [
-                    $( [$(#[$($cmeta)*])* $common : $cty = $cdefault] )*
-                    $( [$($doc)* $($garde)* $field : $ty = $default] )*
-                ]);
-            }
-
-            impl From<yaml::$name> for $name {
-                fn from(flat: yaml::$name) -> Self {
-                    $name {
-                        common: AppenderCommon { $( $common: flat.$common, )* },
-                        $( $field: flat.$field, )*
-                    }
-                }
-            }
-
-            impl From<$name> for yaml::$name {
-                fn from(a: $name) -> Self {
-                    yaml::$name {
-                        $( $common: a.common.$common, )*
-                        $( $field: a.$field, )*
-                    }
-                }
-            }
-
-            impl Default for $name {
-                fn default() -> Self {
-                    yaml::$name::default().into()
-                }
-            }
-
-            impl<'de> Deserialize<'de> for $name {
-                fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                    yaml::$name::deserialize(d).map($name::from)
-                }
-            }
-
-            impl Serialize for $name {
-                fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                    yaml::$name::from(self.clone()).serialize(s)
-                }
-            }
-
-            // Validated in the YAML form, so that garde's paths name the keys as written
-            // (`queue_size`, not `common.queue_size`) and the loader finds their place in
-            // the file. The copy is made once per appender when the configuration loads.
-            impl garde::Validate for $name {
-                type Context = ();
-
-                fn validate_into(
-                    &self,
-                    ctx: &(),
-                    parent: &mut dyn FnMut() -> garde::Path,
-                    report: &mut garde::Report,
-                ) {
-                    yaml::$name::from(self.clone()).validate_into(ctx, parent, report)
-                }
-            }
-        };
-    };
+/// In YAML they are not a section of their own: they are written beside the appender's
+/// own keys, as DropWizard has them.
+///
+/// ```
+/// use ferrowizard_config::Level;
+/// use ferrowizard_logging::config::{AppenderCommon, FileAppenderFactory};
+///
+/// let file = FileAppenderFactory {
+///     current_log_filename: Some("app.log".into()),
+///     common: AppenderCommon {
+///         threshold: Level::Warn,
+///         queue_size: 1024,
+///         ..AppenderCommon::default()
+///     },
+///     ..FileAppenderFactory::default()
+/// };
+/// assert_eq!(file.common.time_zone, "UTC");
+/// ```
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct AppenderCommon {
+    /// Events below this level are not written by this appender.
+    #[config(default = Level::All)]
+    pub threshold: Level,
+    /// The line pattern (logback's pattern language); DropWizard's default when unset.
+    #[config(custom(valid_log_format))]
+    pub log_format: Option<String>,
+    /// A structured layout instead of a pattern.
+    pub layout: Option<LayoutFactory>,
+    /// The time zone of `%d` timestamps.
+    #[config(default = "UTC".to_owned(), custom(valid_time_zone))]
+    pub time_zone: String,
+    /// Slots in the queue between request threads and the writer (DropWizard's is 256).
+    ///
+    /// The writer naps while producers fill the queue instead of waking for each event, and
+    /// a nap lets at most three eighths of the queue fill: the bigger the queue, the fewer
+    /// wake-ups, each a context switch on the cores serving requests (BENCHMARKS.md, "Server
+    /// under load"). A bigger queue also rides out longer stalls of the disk or the network
+    /// before INFO is dropped (by `discardingThreshold`) or a request thread waits. Each slot
+    /// holds a whole record, on cache lines of its own.
+    #[config(default = 4096, range(min = 1, max = 1_048_576))]
+    pub queue_size: usize,
+    /// When fewer slots than this are free, TRACE/DEBUG/INFO are dropped; -1
+    /// means queueSize/5, 0 never drops by level.
+    #[config(default = -1, range(min = -1))]
+    pub discarding_threshold: i64,
+    /// Drop events of every level instead of waiting when the queue is full.
+    pub never_block: bool,
+    /// At most one event per this period, at most a minute (unset: no
+    /// throttle); the events meanwhile are dropped and counted, whatever their
+    /// level, as DropWizard's `messageRate` drops them.
+    #[config(inner(custom(valid_message_rate)))]
+    pub message_rate: Option<Duration>,
+    /// Record the file and line of each event.
+    pub include_caller_data: bool,
 }
 
-appender! {
-    /// `type: console`: lines to the process's stdout or stderr.
-    pub struct ConsoleAppenderFactory {
-        /// `stdout` or `stderr`.
-        target: ConsoleTarget = ConsoleTarget::Stdout,
-    }
+/// `type: console`: lines to the process's stdout or stderr.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct ConsoleAppenderFactory {
+    /// The settings every appender has; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub common: AppenderCommon,
+    /// `stdout` or `stderr`.
+    #[config(default = ConsoleTarget::Stdout)]
+    pub target: ConsoleTarget,
 }
 
 /// The stream a console appender writes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum ConsoleTarget {
     /// Standard output.
     Stdout,
@@ -409,27 +284,34 @@ pub enum ConsoleTarget {
     Stderr,
 }
 
-appender! {
-    /// `type: file`: lines to a file, rotated into archives.
-    pub struct FileAppenderFactory {
-        /// The file written now. Required.
-        #[garde(custom(required_file_name))]
-        current_log_filename: Option<String> = None,
-        /// Whether rotated files are kept.
-        archive: bool = true,
-        /// Names of rotated files: `%d` a date, `%i` an index, `.gz` compresses.
-        archived_log_filename_pattern: Option<String> = None,
-        /// How many archives are kept; 0 keeps all.
-        archived_file_count: usize = 5,
-        /// Rotate when the file reaches this size.
-        max_file_size: Option<Size> = None,
-        /// Delete the oldest archives past this total.
-        total_size_cap: Option<Size> = None,
-        /// The write buffer.
-        buffer_size: Size = Size::kibibytes(8),
-        /// Flush after every batch of lines.
-        immediate_flush: bool = true,
-    }
+/// `type: file`: lines to a file, rotated into archives.
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(check = FileAppenderFactory::archive_pattern)]
+pub struct FileAppenderFactory {
+    /// The settings every appender has; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub common: AppenderCommon,
+    /// The file written now. Required.
+    #[config(custom(required_file_name))]
+    pub current_log_filename: Option<String>,
+    /// Whether rotated files are kept.
+    #[config(default = true)]
+    pub archive: bool,
+    /// Names of rotated files: `%d` a date, `%i` an index, `.gz` compresses.
+    pub archived_log_filename_pattern: Option<String>,
+    /// How many archives are kept; 0 keeps all.
+    #[config(default = 5)]
+    pub archived_file_count: usize,
+    /// Rotate when the file reaches this size.
+    pub max_file_size: Option<Size>,
+    /// Delete the oldest archives past this total.
+    pub total_size_cap: Option<Size>,
+    /// The write buffer.
+    #[config(default = Size::kibibytes(8))]
+    pub buffer_size: Size,
+    /// Flush after every batch of lines.
+    #[config(default = true)]
+    pub immediate_flush: bool,
 }
 
 /// A pattern's syntax and words; which words apply depends on the log it writes (an
@@ -524,12 +406,13 @@ fn required_file_name(name: &Option<String>, _: &()) -> garde::Result {
 }
 
 impl FileAppenderFactory {
-    /// Rules between fields, which garde's per-field rules cannot express inside `section!`.
-    fn cross_field_rules(&self) -> Option<String> {
+    /// `archivedLogFilenamePattern`'s rules, which depend on `archive` and `maxFileSize`.
+    fn archive_pattern(&self) -> Result<(), Invalid> {
+        let invalid = |message: String| Err(Invalid::at("archivedLogFilenamePattern", message));
         if let Some(p) = &self.archived_log_filename_pattern
             && let Err(e) = crate::sink::rolling::ArchivePattern::new(p, &jiff::tz::TimeZone::UTC)
         {
-            return Some(e);
+            return invalid(e);
         }
         let problem = match (self.archive, &self.archived_log_filename_pattern) {
             (true, None) => Some("is required when archive is true"),
@@ -541,29 +424,36 @@ impl FileAppenderFactory {
             }
             _ => None,
         };
-        problem.map(str::to_owned)
+        problem.map_or(Ok(()), |p| invalid(p.to_owned()))
     }
 }
 
-appender! {
-    /// `type: syslog`: RFC 5424 messages to a syslog daemon.
-    pub struct SyslogAppenderFactory {
-        /// The daemon's host.
-        host: String = "localhost".to_owned(),
-        /// The daemon's port.
-        port: u16 = 514,
-        /// The syslog facility.
-        facility: Facility = Facility::Local0,
-        /// `udp`, `tcp` or `unix`.
-        protocol: SyslogProtocol = SyslogProtocol::Udp,
-        /// The socket for `protocol: unix`.
-        socket_path: String = "/dev/log".to_owned(),
-    }
+/// `type: syslog`: RFC 5424 messages to a syslog daemon.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct SyslogAppenderFactory {
+    /// The settings every appender has; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub common: AppenderCommon,
+    /// The daemon's host.
+    #[config(default = "localhost".to_owned())]
+    pub host: String,
+    /// The daemon's port.
+    #[config(default = 514)]
+    pub port: u16,
+    /// The syslog facility.
+    #[config(default = Facility::Local0)]
+    pub facility: Facility,
+    /// `udp`, `tcp` or `unix`.
+    #[config(default = SyslogProtocol::Udp)]
+    pub protocol: SyslogProtocol,
+    /// The socket for `protocol: unix`.
+    #[config(default = "/dev/log".to_owned())]
+    pub socket_path: String,
 }
 
 /// How syslog messages travel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum SyslogProtocol {
     /// One datagram per message.
     Udp,
@@ -574,8 +464,8 @@ pub enum SyslogProtocol {
 }
 
 /// Syslog facilities (RFC 5424 §6.2.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Config)]
+#[config(rename_all = "lowercase")]
 #[allow(missing_docs)]
 pub enum Facility {
     Kern,
@@ -600,69 +490,87 @@ pub enum Facility {
     Local7,
 }
 
-appender! {
-    /// `type: tcp`: lines over a TCP connection.
-    pub struct TcpAppenderFactory {
-        /// The receiver's host.
-        host: String = "localhost".to_owned(),
-        /// The receiver's port.
-        port: u16 = 4560,
-        /// How long to wait for the connection.
-        connection_timeout: Duration = Duration::milliseconds(500),
-        /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
-        send_buffer_size: Size = Size::kibibytes(8),
-    }
+/// `type: tcp`: lines over a TCP connection.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct TcpAppenderFactory {
+    /// The settings every appender has; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub common: AppenderCommon,
+    /// The receiver's host.
+    #[config(default = "localhost".to_owned())]
+    pub host: String,
+    /// The receiver's port.
+    #[config(default = 4560)]
+    pub port: u16,
+    /// How long to wait for the connection.
+    #[config(default = Duration::milliseconds(500))]
+    pub connection_timeout: Duration,
+    /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
+    #[config(default = Size::kibibytes(8))]
+    pub send_buffer_size: Size,
 }
 
-appender! {
-    /// `type: tls`: lines over a TLS connection (rustls), as DropWizard's `tls` appender,
-    /// with the CA certificates as a PEM file instead of a Java trust store.
-    pub struct TlsAppenderFactory {
-        /// The receiver's host; also the name its certificate must carry.
-        host: String = "localhost".to_owned(),
-        /// The receiver's port.
-        port: u16 = 4560,
-        /// How long to wait for the connection.
-        connection_timeout: Duration = Duration::milliseconds(500),
-        /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
-        send_buffer_size: Size = Size::kibibytes(8),
-        /// The CA certificates to trust, PEM; unset: the system's roots.
-        ca_file: Option<String> = None,
-        /// Check the receiver's certificate chain (DropWizard's default is not to; this is
-        /// a log of the service's secrets' neighbours: on by default).
-        validate_certs: bool = true,
-        /// Check that the certificate names `host`.
-        validate_server_hostname: bool = true,
-        /// Accepted TLS versions.
-        #[garde(length(min = 1))]
-        supported_protocols: Vec<TlsVersion> = vec![TlsVersion::TlsV12, TlsVersion::TlsV13],
-    }
+/// `type: tls`: lines over a TLS connection (rustls), as DropWizard's `tls` appender,
+/// with the CA certificates as a PEM file instead of a Java trust store.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct TlsAppenderFactory {
+    /// The settings every appender has; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub common: AppenderCommon,
+    /// The receiver's host; also the name its certificate must carry.
+    #[config(default = "localhost".to_owned())]
+    pub host: String,
+    /// The receiver's port.
+    #[config(default = 4560)]
+    pub port: u16,
+    /// How long to wait for the connection.
+    #[config(default = Duration::milliseconds(500))]
+    pub connection_timeout: Duration,
+    /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
+    #[config(default = Size::kibibytes(8))]
+    pub send_buffer_size: Size,
+    /// The CA certificates to trust, PEM; unset: the system's roots.
+    pub ca_file: Option<String>,
+    /// Check the receiver's certificate chain (DropWizard's default is not to; this is
+    /// a log of the service's secrets' neighbours: on by default).
+    #[config(default = true)]
+    pub validate_certs: bool,
+    /// Check that the certificate names `host`.
+    #[config(default = true)]
+    pub validate_server_hostname: bool,
+    /// Accepted TLS versions.
+    #[config(default = vec![TlsVersion::TlsV12, TlsVersion::TlsV13], length(min = 1))]
+    pub supported_protocols: Vec<TlsVersion>,
 }
 
 /// TLS protocol versions a `tls` appender may speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Config)]
 pub enum TlsVersion {
     /// TLS 1.2.
-    #[serde(rename = "TLSv1.2")]
+    #[config(rename = "TLSv1.2")]
     TlsV12,
     /// TLS 1.3.
-    #[serde(rename = "TLSv1.3")]
+    #[config(rename = "TLSv1.3")]
     TlsV13,
 }
 
-appender! {
-    /// `type: udp`: one datagram per line.
-    pub struct UdpAppenderFactory {
-        /// The receiver's host.
-        host: String = "localhost".to_owned(),
-        /// The receiver's port.
-        port: u16 = 514,
-    }
+/// `type: udp`: one datagram per line.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct UdpAppenderFactory {
+    /// The settings every appender has; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub common: AppenderCommon,
+    /// The receiver's host.
+    #[config(default = "localhost".to_owned())]
+    pub host: String,
+    /// The receiver's port.
+    #[config(default = 514)]
+    pub port: u16,
 }
 
 /// `appenders:` entries, chosen by `type`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum AppenderFactory {
     /// `type: console`.
     Console(ConsoleAppenderFactory),
@@ -676,34 +584,6 @@ pub enum AppenderFactory {
     Udp(UdpAppenderFactory),
     /// `type: tls`.
     Tls(TlsAppenderFactory),
-}
-
-impl garde::Validate for AppenderFactory {
-    type Context = ();
-
-    fn validate_into(
-        &self,
-        ctx: &(),
-        parent: &mut dyn FnMut() -> garde::Path,
-        report: &mut garde::Report,
-    ) {
-        match self {
-            AppenderFactory::Console(a) => a.validate_into(ctx, parent, report),
-            AppenderFactory::File(a) => {
-                a.validate_into(ctx, parent, report);
-                if let Some(message) = a.cross_field_rules() {
-                    report.append(
-                        parent().join("archived_log_filename_pattern"),
-                        garde::Error::new(message),
-                    );
-                }
-            }
-            AppenderFactory::Syslog(a) => a.validate_into(ctx, parent, report),
-            AppenderFactory::Tcp(a) => a.validate_into(ctx, parent, report),
-            AppenderFactory::Udp(a) => a.validate_into(ctx, parent, report),
-            AppenderFactory::Tls(a) => a.validate_into(ctx, parent, report),
-        }
-    }
 }
 
 impl AppenderFactory {
@@ -781,46 +661,41 @@ impl AppenderFactory {
     }
 }
 
-impl Serialize for AppenderFactory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            AppenderFactory::Console(a) => serialize_tagged(s, "console", a),
-            AppenderFactory::File(a) => serialize_tagged(s, "file", a),
-            AppenderFactory::Syslog(a) => serialize_tagged(s, "syslog", a),
-            AppenderFactory::Tcp(a) => serialize_tagged(s, "tcp", a),
-            AppenderFactory::Udp(a) => serialize_tagged(s, "udp", a),
-            AppenderFactory::Tls(a) => serialize_tagged(s, "tls", a),
-        }
-    }
-}
-
-section! {
-    /// `layout: {type: json}`: one JSON object per line with DropWizard's fields.
-    pub struct JsonLayoutFactory {
-        /// The timestamp format; unset means epoch milliseconds.
-        timestamp_format: Option<String> = None,
-        /// Indent the JSON (for humans; one object then spans lines).
-        pretty_print: bool = false,
-        /// End each object with a newline.
-        append_line_separator: bool = true,
-        /// The fields written, among timestamp, level, thread, mdc, logger, message,
-        /// exception, caller.
-        includes: Vec<JsonField> = vec![
-            JsonField::Timestamp, JsonField::Level, JsonField::Thread, JsonField::Mdc,
-            JsonField::Logger, JsonField::Message, JsonField::Exception,
+/// `layout: {type: json}`: one JSON object per line with DropWizard's fields.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct JsonLayoutFactory {
+    /// The timestamp format; unset means epoch milliseconds.
+    pub timestamp_format: Option<String>,
+    /// Indent the JSON (for humans; one object then spans lines).
+    pub pretty_print: bool,
+    /// End each object with a newline.
+    #[config(default = true)]
+    pub append_line_separator: bool,
+    /// The fields written, among timestamp, level, thread, mdc, logger, message,
+    /// exception, caller.
+    #[config(
+        default = vec![
+            JsonField::Timestamp,
+            JsonField::Level,
+            JsonField::Thread,
+            JsonField::Mdc,
+            JsonField::Logger,
+            JsonField::Message,
+            JsonField::Exception,
         ],
-        /// Renames of fields, e.g. `{message: msg}`.
-        custom_field_names: BTreeMap<String, String> = BTreeMap::new(),
-        /// Constant fields added to every object.
-        additional_fields: BTreeMap<String, String> = BTreeMap::new(),
-        /// Span fields put at the top level instead of under `mdc`.
-        flatten_mdc: bool = false,
-    }
+    )]
+    pub includes: Vec<JsonField>,
+    /// Renames of fields, e.g. `{message: msg}`.
+    pub custom_field_names: BTreeMap<String, String>,
+    /// Constant fields added to every object.
+    pub additional_fields: BTreeMap<String, String>,
+    /// Span fields put at the top level instead of under `mdc`.
+    pub flatten_mdc: bool,
 }
 
 /// The fields a JSON line can carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Config)]
+#[config(rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum JsonField {
     Timestamp,
@@ -833,39 +708,48 @@ pub enum JsonField {
     Caller,
 }
 
-section! {
-    /// `layout: {type: access-json}`: one JSON object per request-log line.
-    pub struct AccessJsonLayoutFactory {
-        /// The timestamp format (SimpleDateFormat's letters, in the appender's `timeZone`);
-        /// unset means epoch milliseconds, a number.
-        #[garde(inner(custom(valid_timestamp_format)))]
-        timestamp_format: Option<String> = None,
-        /// End each object with a newline.
-        append_line_separator: bool = true,
-        /// The fields written (DropWizard's default set, `remoteUser` aside: nothing here
-        /// authenticates a request's user).
-        #[garde(inner(custom(recorded_access_field)))]
-        includes: Vec<AccessField> = vec![
-            AccessField::Timestamp, AccessField::RemoteAddress, AccessField::RequestTime,
-            AccessField::RequestUri, AccessField::StatusCode, AccessField::Method,
-            AccessField::Protocol, AccessField::ContentLength, AccessField::UserAgent,
+/// `layout: {type: access-json}`: one JSON object per request-log line.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct AccessJsonLayoutFactory {
+    /// The timestamp format (SimpleDateFormat's letters, in the appender's `timeZone`);
+    /// unset means epoch milliseconds, a number.
+    #[config(inner(custom(valid_timestamp_format)))]
+    pub timestamp_format: Option<String>,
+    /// End each object with a newline.
+    #[config(default = true)]
+    pub append_line_separator: bool,
+    /// The fields written (DropWizard's default set, `remoteUser` aside: nothing here
+    /// authenticates a request's user).
+    #[config(
+        default = vec![
+            AccessField::Timestamp,
+            AccessField::RemoteAddress,
+            AccessField::RequestTime,
+            AccessField::RequestUri,
+            AccessField::StatusCode,
+            AccessField::Method,
+            AccessField::Protocol,
+            AccessField::ContentLength,
+            AccessField::UserAgent,
         ],
-        /// Request headers to include.
-        #[garde(inner(custom(header_name)))]
-        request_headers: Vec<String> = Vec::new(),
-        /// Response headers to include.
-        #[garde(inner(custom(header_name)))]
-        response_headers: Vec<String> = Vec::new(),
-        /// Renames of fields.
-        custom_field_names: BTreeMap<String, String> = BTreeMap::new(),
-        /// Constant fields added to every object.
-        additional_fields: BTreeMap<String, String> = BTreeMap::new(),
-    }
+        inner(custom(recorded_access_field)),
+    )]
+    pub includes: Vec<AccessField>,
+    /// Request headers to include.
+    #[config(inner(custom(header_name)))]
+    pub request_headers: Vec<String>,
+    /// Response headers to include.
+    #[config(inner(custom(header_name)))]
+    pub response_headers: Vec<String>,
+    /// Renames of fields.
+    pub custom_field_names: BTreeMap<String, String>,
+    /// Constant fields added to every object.
+    pub additional_fields: BTreeMap<String, String>,
 }
 
 /// The fields an access-log JSON line can carry (DropWizard's `AccessAttribute`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Config)]
+#[config(rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum AccessField {
     Timestamp,
@@ -891,20 +775,11 @@ pub enum AccessField {
 }
 
 /// `layout:` entries, chosen by `type`.
-#[derive(Clone, Debug, PartialEq, Deserialize, garde::Validate)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(rename_all = "kebab-case")]
 pub enum LayoutFactory {
     /// `type: json`.
-    Json(#[garde(dive)] JsonLayoutFactory),
+    Json(JsonLayoutFactory),
     /// `type: access-json`.
-    AccessJson(#[garde(dive)] AccessJsonLayoutFactory),
-}
-
-impl Serialize for LayoutFactory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            LayoutFactory::Json(l) => serialize_tagged(s, "json", l),
-            LayoutFactory::AccessJson(l) => serialize_tagged(s, "access-json", l),
-        }
-    }
+    AccessJson(AccessJsonLayoutFactory),
 }

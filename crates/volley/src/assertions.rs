@@ -1,5 +1,6 @@
 //! Gatling's assertions: checked after the run; any that fails makes the exit code 2.
 
+use ferrowizard_config::Config;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{Stats, Tally, rate};
@@ -68,18 +69,21 @@ pub enum Condition {
     Between(f64, f64),
 }
 
-ferrowizard_config::section! {
-    /// One assertion, e.g. `{scope: global, stat: responseTime, metric: {percentile: 99}, condition: {lt: 500}}`.
-    pub struct Assertion {
-        /// `global`, `forAll`, or `{details: name}`.
-        scope: Scope = Scope::Global,
-        /// What is measured.
-        stat: Stat = Stat::ResponseTime,
-        /// How it is summarized.
-        metric: Metric = Metric::Max,
-        /// The comparison.
-        condition: Condition = Condition::Lt(f64::INFINITY),
-    }
+/// One assertion, e.g. `{scope: global, stat: responseTime, metric: {percentile: 99}, condition: {lt: 500}}`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Assertion {
+    /// `global`, `forAll`, or `{details: name}`.
+    #[config(default = Scope::Global)]
+    pub scope: Scope,
+    /// What is measured.
+    #[config(default = Stat::ResponseTime)]
+    pub stat: Stat,
+    /// How it is summarized.
+    #[config(default = Metric::Max)]
+    pub metric: Metric,
+    /// The comparison.
+    #[config(default = Condition::Lt(f64::INFINITY))]
+    pub condition: Condition,
 }
 
 /// An assertion's outcome, as printed and written to results.json.

@@ -3,48 +3,48 @@
 use std::collections::BTreeMap;
 
 use ferrowizard_config::{
-    ConfigError, Duration, ErrorKind, Node, Size, Value, positive_duration, section, validated_by,
+    Config, ConfigError, Duration, ErrorKind, Node, Size, Value, positive_duration, validated_by,
 };
 
-section! {
-    /// A load test.
-    pub struct Simulation {
-        /// The target, e.g. `http://127.0.0.1:8080` or `https://example.com`; a path in it
-        /// (`http://host/api`) is put in front of every request's path, as Gatling's
-        /// `baseUrl` does.
-        #[garde(custom(http_url))]
-        base_url: String = String::new(),
-        /// HTTP settings.
-        #[garde(dive)]
-        http: HttpSettings = HttpSettings::default(),
-        /// Threads that generate load; 0 means one per core. On a machine shared with the
-        /// target, 1 leaves the target its share (as `wrk -t1` does).
-        threads: usize = 0,
-        /// How often the console block is printed.
-        console_interval: Duration = Duration::seconds(5),
-        /// The run stops after this long whatever the injection says (always bounded).
-        #[garde(custom(positive_duration))]
-        max_duration: Duration = Duration::minutes(10),
-        /// The scenarios, run side by side.
-        #[garde(length(min = 1), dive)]
-        scenarios: Vec<Scenario> = Vec::new(),
-        /// Limits the rate of requests of all users together, one step after the other; the
-        /// last rate holds to the end.
-        #[garde(dive)]
-        throttle: Vec<ThrottleStep> = Vec::new(),
-        /// Checked at the end; any failure makes the exit code 2.
-        assertions: Vec<crate::assertions::Assertion> = Vec::new(),
-        /// The response time distribution's bounds (ms), Gatling's 800 and 1200 by default.
-        distribution_bounds: [u64; 2] = [800, 1200],
-        /// A closed model's correction for coordinated omission (its users wait for the
-        /// server, so a stall holds back the requests they would have sent): `average` adds,
-        /// for a response longer than the average interval between a slot's sends of that
-        /// request step, the responses that interval would have sent meanwhile (HdrHistogram's
-        /// expected-interval correction); `minimum` takes the shortest interval instead;
-        /// `off` keeps the times as measured. Open-model and throttled requests need none:
-        /// they are timed from when they were due.
-        coordinated_omission: CoordinatedOmission = CoordinatedOmission::Average,
-    }
+/// A load test.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Simulation {
+    /// The target, e.g. `http://127.0.0.1:8080` or `https://example.com`; a path in it
+    /// (`http://host/api`) is put in front of every request's path, as Gatling's
+    /// `baseUrl` does.
+    #[config(custom(http_url))]
+    pub base_url: String,
+    /// HTTP settings.
+    pub http: HttpSettings,
+    /// Threads that generate load; 0 means one per core. On a machine shared with the
+    /// target, 1 leaves the target its share (as `wrk -t1` does).
+    pub threads: usize,
+    /// How often the console block is printed.
+    #[config(default = Duration::seconds(5))]
+    pub console_interval: Duration,
+    /// The run stops after this long whatever the injection says (always bounded).
+    #[config(default = Duration::minutes(10), custom(positive_duration))]
+    pub max_duration: Duration,
+    /// The scenarios, run side by side.
+    #[config(length(min = 1))]
+    pub scenarios: Vec<Scenario>,
+    /// Limits the rate of requests of all users together, one step after the other; the
+    /// last rate holds to the end.
+    pub throttle: Vec<ThrottleStep>,
+    /// Checked at the end; any failure makes the exit code 2.
+    pub assertions: Vec<crate::assertions::Assertion>,
+    /// The response time distribution's bounds (ms), Gatling's 800 and 1200 by default.
+    #[config(default = [800, 1200])]
+    pub distribution_bounds: [u64; 2],
+    /// A closed model's correction for coordinated omission (its users wait for the
+    /// server, so a stall holds back the requests they would have sent): `average` adds,
+    /// for a response longer than the average interval between a slot's sends of that
+    /// request step, the responses that interval would have sent meanwhile (HdrHistogram's
+    /// expected-interval correction); `minimum` takes the shortest interval instead;
+    /// `off` keeps the times as measured. Open-model and throttled requests need none:
+    /// they are timed from when they were due.
+    #[config(default = CoordinatedOmission::Average)]
+    pub coordinated_omission: CoordinatedOmission,
 }
 
 /// `coordinatedOmission:`.
@@ -147,39 +147,41 @@ fn http_rules(root: &mut Node, errors: &mut Vec<ConfigError>) {
     }
 }
 
-section! {
-    /// `http:`.
-    pub struct HttpSettings {
-        /// Connecting may take this long, and the TLS handshake after it as long again.
-        connect_timeout: Duration = Duration::seconds(5),
-        /// A request (send to last byte received) may take this long; then it is KO.
-        request_timeout: Duration = Duration::seconds(60),
-        /// Reuse connections.
-        keep_alive: bool = true,
-        /// Connections open at once, across every user: a user that needs one while all
-        /// are open waits for one to close (under `shareConnections`, or for an idle one),
-        /// and the wait counts in its response time (and toward `requestTimeout`).
-        #[garde(range(min = 1))]
-        max_connections: usize = 1000,
-        /// Headers sent with every request.
-        headers: BTreeMap<String, String> = BTreeMap::new(),
-        /// Each HTTP/1.1 connection's fixed read buffer. Every user holds a connection, so
-        /// this is what 10,000 users cost in memory; a response whose head (status line and
-        /// headers) does not fit in it is KO. Bodies of any length are read through it.
-        #[garde(custom(read_buffer_fits))]
-        read_buffer: Size = Size::kibibytes(2),
-        /// `1.1`, or `2` for HTTP/2: negotiated by ALPN with an `https://` target (which may
-        /// still choose HTTP/1.1), spoken with prior knowledge (h2c) to an `http://` one.
-        version: HttpVersion = HttpVersion::Http1,
-        /// One pool of connections shared by every user, as Gatling's `shareConnections`
-        /// (a server's view of a few clients behind a proxy), instead of a connection per
-        /// user (a browser each). HTTP/1.1 users take an idle connection or open one, up to
-        /// `maxConnections`; HTTP/2 users multiplex their requests on one connection.
-        share_connections: bool = false,
-        /// TLS for an `https://` target.
-        #[garde(dive)]
-        tls: TlsSettings = TlsSettings::default(),
-    }
+/// `http:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HttpSettings {
+    /// Connecting may take this long, and the TLS handshake after it as long again.
+    #[config(default = Duration::seconds(5))]
+    pub connect_timeout: Duration,
+    /// A request (send to last byte received) may take this long; then it is KO.
+    #[config(default = Duration::seconds(60))]
+    pub request_timeout: Duration,
+    /// Reuse connections.
+    #[config(default = true)]
+    pub keep_alive: bool,
+    /// Connections open at once, across every user: a user that needs one while all
+    /// are open waits for one to close (under `shareConnections`, or for an idle one),
+    /// and the wait counts in its response time (and toward `requestTimeout`).
+    #[config(default = 1000, range(min = 1))]
+    pub max_connections: usize,
+    /// Headers sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// Each HTTP/1.1 connection's fixed read buffer. Every user holds a connection, so
+    /// this is what 10,000 users cost in memory; a response whose head (status line and
+    /// headers) does not fit in it is KO. Bodies of any length are read through it.
+    #[config(default = Size::kibibytes(2), custom(read_buffer_fits))]
+    pub read_buffer: Size,
+    /// `1.1`, or `2` for HTTP/2: negotiated by ALPN with an `https://` target (which may
+    /// still choose HTTP/1.1), spoken with prior knowledge (h2c) to an `http://` one.
+    #[config(default = HttpVersion::Http1)]
+    pub version: HttpVersion,
+    /// One pool of connections shared by every user, as Gatling's `shareConnections`
+    /// (a server's view of a few clients behind a proxy), instead of a connection per
+    /// user (a browser each). HTTP/1.1 users take an idle connection or open one, up to
+    /// `maxConnections`; HTTP/2 users multiplex their requests on one connection.
+    pub share_connections: bool,
+    /// TLS for an `https://` target.
+    pub tls: TlsSettings,
 }
 
 /// `http.version:`.
@@ -194,17 +196,16 @@ pub enum HttpVersion {
     Http2,
 }
 
-section! {
-    /// `http.tls:`: whom an `https://` target's certificate must be signed by. The server
-    /// name checked is the host of `baseUrl`, sent by SNI when it is a name (an IP address
-    /// is checked against the certificate's IP addresses and not sent).
-    pub struct TlsSettings {
-        /// A PEM file of the CA certificates to trust instead of the system's.
-        ca_file: Option<std::path::PathBuf> = None,
-        /// Accept any certificate, for a test server's self-signed one (the handshake is
-        /// still encrypted; nobody is authenticated).
-        insecure: bool = false,
-    }
+/// `http.tls:`: whom an `https://` target's certificate must be signed by. The server
+/// name checked is the host of `baseUrl`, sent by SNI when it is a name (an IP address
+/// is checked against the certificate's IP addresses and not sent).
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct TlsSettings {
+    /// A PEM file of the CA certificates to trust instead of the system's.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Accept any certificate, for a test server's self-signed one (the handshake is
+    /// still encrypted; nobody is authenticated).
+    pub insecure: bool,
 }
 
 /// The smallest read buffer: smaller, and no ordinary response head fits.
@@ -222,19 +223,18 @@ fn read_buffer_fits(size: &Size, _: &()) -> garde::Result {
     }
 }
 
-section! {
-    /// One scenario: a name, who comes and when, and what each user does.
-    pub struct Scenario {
-        /// Shown in the console ("Realtime interface").
-        #[garde(length(min = 1))]
-        name: String = String::new(),
-        /// When users arrive, one step after the other.
-        #[garde(length(min = 1), dive)]
-        injection: Vec<Injection> = Vec::new(),
-        /// What each user does.
-        #[garde(length(min = 1), dive)]
-        steps: Vec<Step> = Vec::new(),
-    }
+/// One scenario: a name, who comes and when, and what each user does.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Scenario {
+    /// Shown in the console ("Realtime interface").
+    #[config(length(min = 1))]
+    pub name: String,
+    /// When users arrive, one step after the other.
+    #[config(length(min = 1))]
+    pub injection: Vec<Injection>,
+    /// What each user does.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
 }
 
 /// One injection step: exactly one of the Gatling forms, with `during`/`to` as they need.
@@ -516,36 +516,32 @@ impl garde::Validate for Step {
     }
 }
 
-section! {
-    /// `if:`: Gatling's `doIf`/`doIfEquals`, with an `else`.
-    pub struct If {
-        /// The session variable looked at.
-        #[garde(length(min = 1))]
-        variable: String = String::new(),
-        /// Absent: the condition is that the variable exists. Given (`${...}` filled in):
-        /// that it has this value.
-        #[garde(custom(valid_template_opt))]
-        equals: Option<String> = None,
-        /// The steps run when the condition holds.
-        #[garde(dive)]
-        then: Vec<Step> = Vec::new(),
-        /// The steps run when it does not.
-        #[serde(rename = "else")]
-        #[garde(dive)]
-        otherwise: Vec<Step> = Vec::new(),
-    }
+/// `if:`: Gatling's `doIf`/`doIfEquals`, with an `else`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct If {
+    /// The session variable looked at.
+    #[config(length(min = 1))]
+    pub variable: String,
+    /// Absent: the condition is that the variable exists. Given (`${...}` filled in):
+    /// that it has this value.
+    #[config(custom(valid_template_opt))]
+    pub equals: Option<String>,
+    /// The steps run when the condition holds.
+    pub then: Vec<Step>,
+    /// The steps run when it does not.
+    #[config(rename = "else")]
+    pub otherwise: Vec<Step>,
 }
 
-section! {
-    /// One branch of `randomSwitch`.
-    pub struct Branch {
-        /// Its chance in percent (above 0; the branches' weights add up to 100 at most).
-        #[garde(custom(positive_weight))]
-        weight: f64 = 0.0,
-        /// Its steps.
-        #[garde(length(min = 1), dive)]
-        steps: Vec<Step> = Vec::new(),
-    }
+/// One branch of `randomSwitch`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Branch {
+    /// Its chance in percent (above 0; the branches' weights add up to 100 at most).
+    #[config(default = 0.0, custom(positive_weight))]
+    pub weight: f64,
+    /// Its steps.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
 }
 
 fn positive_weight(w: &f64, _: &()) -> garde::Result {
@@ -558,18 +554,17 @@ fn positive_weight(w: &f64, _: &()) -> garde::Result {
     }
 }
 
-section! {
-    /// `during:`: Gatling's `during` with `exitASAP = false` (the time is looked at before
-    /// each pass, not between its steps).
-    pub struct During {
-        /// How long: a pass of `steps` starts while less than this has passed since the loop
-        /// began (a pass under way finishes).
-        #[garde(custom(positive_duration))]
-        duration: Duration = Duration::seconds(0),
-        /// What each pass does.
-        #[garde(length(min = 1), dive)]
-        steps: Vec<Step> = Vec::new(),
-    }
+/// `during:`: Gatling's `during` with `exitASAP = false` (the time is looked at before
+/// each pass, not between its steps).
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct During {
+    /// How long: a pass of `steps` starts while less than this has passed since the loop
+    /// began (a pass under way finishes).
+    #[config(default = Duration::seconds(0), custom(positive_duration))]
+    pub duration: Duration,
+    /// What each pass does.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
 }
 
 /// A pause: fixed, or drawn from a distribution for each user each time.
@@ -595,29 +590,27 @@ pub enum Pause {
     },
 }
 
-section! {
-    /// `pause:` as a map: `{min, max}`, `{exponential: MEAN}` or
-    /// `{normal: {mean, stdDev}}`.
-    pub struct PauseForm {
-        /// Uniform: the shortest.
-        min: Option<Duration> = None,
-        /// Uniform: the longest.
-        max: Option<Duration> = None,
-        /// Exponential: the mean.
-        exponential: Option<Duration> = None,
-        /// Normal: the mean and standard deviation.
-        normal: Option<NormalPause> = None,
-    }
+/// `pause:` as a map: `{min, max}`, `{exponential: MEAN}` or
+/// `{normal: {mean, stdDev}}`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct PauseForm {
+    /// Uniform: the shortest.
+    pub min: Option<Duration>,
+    /// Uniform: the longest.
+    pub max: Option<Duration>,
+    /// Exponential: the mean.
+    pub exponential: Option<Duration>,
+    /// Normal: the mean and standard deviation.
+    pub normal: Option<NormalPause>,
 }
 
-section! {
-    /// `pause: {normal: {mean, stdDev}}`: both required (a pause with neither would be none).
-    pub struct NormalPause {
-        /// The mean.
-        mean: Option<Duration> = None,
-        /// The standard deviation.
-        std_dev: Option<Duration> = None,
-    }
+/// `pause: {normal: {mean, stdDev}}`: both required (a pause with neither would be none).
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct NormalPause {
+    /// The mean.
+    pub mean: Option<Duration>,
+    /// The standard deviation.
+    pub std_dev: Option<Duration>,
 }
 
 impl PauseForm {
@@ -727,16 +720,16 @@ impl Pause {
     }
 }
 
-section! {
-    /// `feed:`.
-    pub struct Feed {
-        /// The CSV file (with a header row), relative to the scenario file.
-        #[garde(length(min = 1))]
-        file: String = String::new(),
-        /// `queue` (each record once; an empty feeder ends the user with a KO), `shuffle` (the
-        /// same in random order), `random` (any record, any number of times), `circular`.
-        strategy: FeedStrategy = FeedStrategy::Queue,
-    }
+/// `feed:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Feed {
+    /// The CSV file (with a header row), relative to the scenario file.
+    #[config(length(min = 1))]
+    pub file: String,
+    /// `queue` (each record once; an empty feeder ends the user with a KO), `shuffle` (the
+    /// same in random order), `random` (any record, any number of times), `circular`.
+    #[config(default = FeedStrategy::Queue)]
+    pub strategy: FeedStrategy,
 }
 
 /// How a feeder hands out records.
@@ -861,29 +854,27 @@ impl serde::Serialize for Pattern {
     }
 }
 
-section! {
-    /// `header: {name, contains}`.
-    pub struct HeaderCheck {
-        /// The header.
-        name: String = String::new(),
-        /// Text its value must contain.
-        contains: String = String::new(),
-    }
+/// `header: {name, contains}`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HeaderCheck {
+    /// The header.
+    pub name: String,
+    /// Text its value must contain.
+    pub contains: String,
 }
 
-section! {
-    /// `json: {pointer, equals}`: Gatling's `jsonPath(...).exists`, or `.is(...)` with
-    /// `equals`.
-    pub struct JsonCheck {
-        /// An RFC 6901 JSON pointer into the response body, e.g. `/id`.
-        #[garde(custom(valid_pointer))]
-        pointer: String = String::new(),
-        /// The text the value must have (`${var}` filled in from the session): a JSON string
-        /// without its quotes, anything else as JSON (`42`, `true`, `{"a":1}`). Absent: the
-        /// value must only exist.
-        #[garde(custom(valid_template_opt))]
-        equals: Option<String> = None,
-    }
+/// `json: {pointer, equals}`: Gatling's `jsonPath(...).exists`, or `.is(...)` with
+/// `equals`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct JsonCheck {
+    /// An RFC 6901 JSON pointer into the response body, e.g. `/id`.
+    #[config(custom(valid_pointer))]
+    pub pointer: String,
+    /// The text the value must have (`${var}` filled in from the session): a JSON string
+    /// without its quotes, anything else as JSON (`42`, `true`, `{"a":1}`). Absent: the
+    /// value must only exist.
+    #[config(custom(valid_template_opt))]
+    pub equals: Option<String>,
 }
 
 fn valid_pointer(p: &str, _: &()) -> garde::Result {
@@ -894,51 +885,49 @@ fn valid_pointer(p: &str, _: &()) -> garde::Result {
     }
 }
 
-section! {
-    /// `repeat:`.
-    pub struct Repeat {
-        /// How many times.
-        times: u32 = 1,
-        /// What.
-        #[garde(length(min = 1), dive)]
-        steps: Vec<Step> = Vec::new(),
-    }
+/// `repeat:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Repeat {
+    /// How many times.
+    #[config(default = 1)]
+    pub times: u32,
+    /// What.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
 }
 
-section! {
-    /// `request:`.
-    pub struct Request {
-        /// The name statistics are kept under.
-        #[garde(length(min = 1))]
-        name: String = String::new(),
-        /// GET, POST...
-        method: String = "GET".to_owned(),
-        /// The path after the base URL.
-        #[garde(custom(valid_path))]
-        path: String = String::new(),
-        /// A body.
-        #[garde(custom(valid_template_opt))]
-        body: Option<String> = None,
-        /// Headers of this request.
-        #[garde(custom(valid_templates))]
-        headers: BTreeMap<String, String> = BTreeMap::new(),
-        /// Statuses that count as OK; absent: 2xx and 304, as in Gatling.
-        status: Option<Vec<u16>> = None,
-        /// The body must contain this text.
-        #[garde(custom(valid_template_opt))]
-        body_contains: Option<String> = None,
-        /// The body must match this regular expression.
-        body_matches: Option<Pattern> = None,
-        /// A response header must contain a text.
-        header: Option<HeaderCheck> = None,
-        /// A value of the JSON body must exist, or equal a text.
-        #[garde(dive)]
-        json: Option<JsonCheck> = None,
-        /// Keep a value of the response (a JSON pointer's, a header's, a regular
-        /// expression's first group) for later requests.
-        #[garde(dive)]
-        save: Option<Save> = None,
-    }
+/// `request:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Request {
+    /// The name statistics are kept under.
+    #[config(length(min = 1))]
+    pub name: String,
+    /// GET, POST...
+    #[config(default = "GET".to_owned())]
+    pub method: String,
+    /// The path after the base URL.
+    #[config(custom(valid_path))]
+    pub path: String,
+    /// A body.
+    #[config(custom(valid_template_opt))]
+    pub body: Option<String>,
+    /// Headers of this request.
+    #[config(custom(valid_templates))]
+    pub headers: BTreeMap<String, String>,
+    /// Statuses that count as OK; absent: 2xx and 304, as in Gatling.
+    pub status: Option<Vec<u16>>,
+    /// The body must contain this text.
+    #[config(custom(valid_template_opt))]
+    pub body_contains: Option<String>,
+    /// The body must match this regular expression.
+    pub body_matches: Option<Pattern>,
+    /// A response header must contain a text.
+    pub header: Option<HeaderCheck>,
+    /// A value of the JSON body must exist, or equal a text.
+    pub json: Option<JsonCheck>,
+    /// Keep a value of the response (a JSON pointer's, a header's, a regular
+    /// expression's first group) for later requests.
+    pub save: Option<Save>,
 }
 
 fn valid_path(p: &str, _: &()) -> garde::Result {

@@ -3,23 +3,26 @@
 use std::sync::{Arc, RwLock};
 
 use ferrowizard::axum::{Router, extract::Path, extract::State, routing::get};
-use ferrowizard::{Application, Command, Environment, Managed, RunError, TaskError};
+use ferrowizard::config::FrameworkConfiguration;
+use ferrowizard::{Application, Command, Config, Environment, Managed, RunError, TaskError};
 use tower_http::cors::CorsLayer;
 
-ferrowizard::configuration! {
-    /// ferrowizard's sections (`server`, `logging`, `metrics`, `admin`) plus `hello:`.
-    pub struct HelloConfig {
-        #[garde(dive)]
-        hello: HelloSection = HelloSection::default(),
-    }
+/// ferrowizard's sections (`server`, `logging`, `metrics`, `admin`) plus `hello:`.
+#[derive(Clone, Debug, Config)]
+pub struct HelloConfig {
+    /// `server`, `logging`, `metrics`, `admin`, `health` and `opentelemetry`.
+    #[config(framework)]
+    pub framework: FrameworkConfiguration,
+    /// `hello:`.
+    pub hello: HelloSection,
 }
 
-ferrowizard::section! {
-    /// `hello:` the file of greetings, one a line, loaded at start.
-    pub struct HelloSection {
-        #[garde(length(min = 1))]
-        greetings_file: String = "greetings.txt".to_owned(),
-    }
+/// `hello:` the file of greetings, one a line, loaded at start.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HelloSection {
+    /// The file of greetings, relative to the working directory.
+    #[config(default = "greetings.txt".to_owned(), length(min = 1))]
+    pub greetings_file: String,
 }
 
 /// The file's lines but the blank ones, or why it cannot be read.

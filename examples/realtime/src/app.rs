@@ -1,32 +1,34 @@
 //! The "Realtime interface" service as a ferrowizard application: its configuration and what
 //! it registers. `main.rs` runs it; tests start it in process with `ferrowizard::testing`.
 
-use ferrowizard::config::Duration;
-use ferrowizard::{Application, Environment, TaskError, TaskParams};
+use ferrowizard::config::{Duration, FrameworkConfiguration};
+use ferrowizard::{Application, Config, Environment, TaskError, TaskParams};
 
 use crate::Feed;
 
-ferrowizard::configuration! {
-    /// The service's configuration: ferrowizard's sections plus `quotes:`.
-    pub struct RealtimeConfig {
-        /// The quote feed.
-        #[garde(dive)]
-        quotes: QuotesConfig = QuotesConfig::default(),
-    }
+/// The service's configuration: ferrowizard's sections plus `quotes:`.
+#[derive(Clone, Debug, Config)]
+pub struct RealtimeConfig {
+    /// `server`, `logging`, `metrics`, `admin`, `health` and `opentelemetry`.
+    #[config(framework)]
+    pub framework: FrameworkConfiguration,
+    /// The quote feed.
+    pub quotes: QuotesConfig,
 }
 
-ferrowizard::section! {
-    /// `quotes:`: the in-memory quote feed the service serves.
-    pub struct QuotesConfig {
-        /// The symbols quoted.
-        #[garde(length(min = 1), inner(length(min = 1, max = 12)))]
-        symbols: Vec<String> = crate::default_symbols(),
-        /// How often prices move.
-        tick_interval: Duration = Duration::milliseconds(100),
-        /// How long `GET /realtime/quotes/{symbol}/next` waits for the next move before it
-        /// answers 204.
-        long_poll: Duration = Duration::seconds(30),
-    }
+/// `quotes:`: the in-memory quote feed the service serves.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct QuotesConfig {
+    /// The symbols quoted.
+    #[config(default = crate::default_symbols(), length(min = 1), inner(length(min = 1, max = 12)))]
+    pub symbols: Vec<String>,
+    /// How often prices move.
+    #[config(default = Duration::milliseconds(100))]
+    pub tick_interval: Duration,
+    /// How long `GET /realtime/quotes/{symbol}/next` waits for the next move before it
+    /// answers 204.
+    #[config(default = Duration::seconds(30))]
+    pub long_poll: Duration,
 }
 
 /// The service: the quote feed's routes, its health check and its pause/resume task.

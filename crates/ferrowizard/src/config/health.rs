@@ -3,84 +3,88 @@
 //! ready while every critical check is healthy, and says so at `healthCheckUrlPaths` on the
 //! application port. Absent: nothing is scheduled and no path is served (as in DropWizard).
 
-use ferrowizard_config::{Duration, section};
-use serde::{Deserialize, Serialize};
+use ferrowizard_config::{Config, Duration};
 
-section! {
-    /// `health:`.
-    pub struct HealthFactory {
-        /// Schedule the checks and serve `healthCheckUrlPaths` (false: as if `health:` were
-        /// absent).
-        enabled: bool = true,
-        /// On SIGTERM, report not ready for `shutdownWaitPeriod` while still serving, so that
-        /// a load balancer stops sending before the ports close.
-        delayed_shutdown_handler_enabled: bool = false,
-        /// How long the service reports not ready before it drains (`delayedShutdownHandlerEnabled`).
-        shutdown_wait_period: Duration = Duration::seconds(15),
-        /// Where the readiness response is served, on the application connectors.
-        #[garde(length(min = 1), inner(custom(absolute_path)))]
-        health_check_url_paths: Vec<String> = vec!["/health-check".to_owned()],
-        /// The application's state before any check changes it.
-        initial_overall_state: bool = true,
-        /// The scheduled checks: each names a check the application registers.
-        #[garde(dive)]
-        health_checks: Vec<HealthCheckConfig> = Vec::new(),
-        /// How the response is sent.
-        #[garde(dive)]
-        responder: ResponderFactory = ResponderFactory::default(),
-    }
+/// `health:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HealthFactory {
+    /// Schedule the checks and serve `healthCheckUrlPaths` (false: as if `health:` were
+    /// absent).
+    #[config(default = true)]
+    pub enabled: bool,
+    /// On SIGTERM, report not ready for `shutdownWaitPeriod` while still serving, so that
+    /// a load balancer stops sending before the ports close.
+    pub delayed_shutdown_handler_enabled: bool,
+    /// How long the service reports not ready before it drains (`delayedShutdownHandlerEnabled`).
+    #[config(default = Duration::seconds(15))]
+    pub shutdown_wait_period: Duration,
+    /// Where the readiness response is served, on the application connectors.
+    #[config(
+        default = vec!["/health-check".to_owned()],
+        length(min = 1),
+        inner(custom(absolute_path)),
+    )]
+    pub health_check_url_paths: Vec<String>,
+    /// The application's state before any check changes it.
+    #[config(default = true)]
+    pub initial_overall_state: bool,
+    /// The scheduled checks: each names a check the application registers.
+    pub health_checks: Vec<HealthCheckConfig>,
+    /// How the response is sent.
+    pub responder: ResponderFactory,
 }
 
-section! {
-    /// `health.healthChecks[]`: one scheduled check.
-    pub struct HealthCheckConfig {
-        /// The name the application registered the check under (`Environment::health_check`).
-        #[garde(length(min = 1))]
-        name: String = String::new(),
-        /// `ready` (the default) or `alive`; an `alive` check is critical.
-        r#type: CheckType = CheckType::Ready,
-        /// Whether the application is not ready while this check is unhealthy.
-        critical: bool = false,
-        /// The check's state before its first run.
-        initial_state: bool = true,
-        /// When it runs, and how many results flip its state.
-        #[garde(dive)]
-        schedule: Schedule = Schedule::default(),
-    }
+/// `health.healthChecks[]`: one scheduled check.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HealthCheckConfig {
+    /// The name the application registered the check under (`Environment::health_check`).
+    #[config(length(min = 1))]
+    pub name: String,
+    /// `ready` (the default) or `alive`; an `alive` check is critical.
+    #[config(default = CheckType::Ready)]
+    pub r#type: CheckType,
+    /// Whether the application is not ready while this check is unhealthy.
+    pub critical: bool,
+    /// The check's state before its first run.
+    #[config(default = true)]
+    pub initial_state: bool,
+    /// When it runs, and how many results flip its state.
+    pub schedule: Schedule,
 }
 
-section! {
-    /// `health.healthChecks[].schedule`.
-    pub struct Schedule {
-        /// Between runs while the check is healthy.
-        #[garde(custom(ferrowizard_config::positive_duration))]
-        check_interval: Duration = Duration::seconds(5),
-        /// Between runs while it is unhealthy.
-        #[garde(custom(ferrowizard_config::positive_duration))]
-        downtime_interval: Duration = Duration::seconds(30),
-        /// Before the first run (unset: `checkInterval`).
-        initial_delay: Option<Duration> = None,
-        /// Unhealthy results, since the state last changed, that make a healthy check unhealthy.
-        failure_attempts: u32 = 3,
-        /// Healthy results, since the state last changed, that make an unhealthy check healthy.
-        success_attempts: u32 = 2,
-    }
+/// `health.healthChecks[].schedule`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Schedule {
+    /// Between runs while the check is healthy.
+    #[config(default = Duration::seconds(5), custom(ferrowizard_config::positive_duration))]
+    pub check_interval: Duration,
+    /// Between runs while it is unhealthy.
+    #[config(default = Duration::seconds(30), custom(ferrowizard_config::positive_duration))]
+    pub downtime_interval: Duration,
+    /// Before the first run (unset: `checkInterval`).
+    pub initial_delay: Option<Duration>,
+    /// Unhealthy results, since the state last changed, that make a healthy check unhealthy.
+    #[config(default = 3)]
+    pub failure_attempts: u32,
+    /// Healthy results, since the state last changed, that make an unhealthy check healthy.
+    #[config(default = 2)]
+    pub success_attempts: u32,
 }
 
-section! {
-    /// `health.responder`: the readiness response's headers.
-    pub struct ResponderFactory {
-        /// Send `Cache-Control` with `cacheControlValue`.
-        cache_control_enabled: bool = true,
-        /// The `Cache-Control` value.
-        cache_control_value: String = "no-store".to_owned(),
-    }
+/// `health.responder`: the readiness response's headers.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct ResponderFactory {
+    /// Send `Cache-Control` with `cacheControlValue`.
+    #[config(default = true)]
+    pub cache_control_enabled: bool,
+    /// The `Cache-Control` value.
+    #[config(default = "no-store".to_owned())]
+    pub cache_control_value: String,
 }
 
 /// What a check tells: readiness (`ready`) or liveness (`alive`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, garde::Validate)]
-#[serde(rename_all = "lowercase")]
-#[garde(allow_unvalidated)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum CheckType {
     /// Whether the application should receive traffic.
     #[default]

@@ -1,9 +1,10 @@
 //! The configuration model: the sections every ferrowizard application has (`server`,
 //! `logging`, `metrics`, `admin`), and the way an application adds its own.
 //!
-//! An application declares its configuration with [`configuration!`](crate::configuration),
-//! the Rust form of subclassing DropWizard's `Configuration`: the framework's sections are
-//! added to the application's own fields.
+//! An application declares its configuration as a struct with `#[derive(Config)]` and a
+//! [`FrameworkConfiguration`] field marked `#[config(framework)]`, the Rust form of
+//! subclassing DropWizard's `Configuration`: the framework's sections sit beside the
+//! application's own.
 
 pub mod health;
 mod legacy;
@@ -13,8 +14,8 @@ pub mod server;
 
 use std::path::Path;
 
+use ferrowizard_config::{Config, positive_duration, validated_by};
 pub use ferrowizard_config::{Duration, Level, Loader, Report, Size};
-use ferrowizard_config::{positive_duration, section, validated_by};
 pub use ferrowizard_logging::config::LoggingFactory;
 pub use health::HealthFactory;
 pub use opentelemetry::OpenTelemetryFactory;
@@ -22,83 +23,64 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 pub use server::ServerFactory;
 
-section! {
-    /// `metrics:`: the reporters that write the registry out on a schedule (besides the admin
-    /// side's `/metrics`, which is read on request).
-    pub struct MetricsFactory {
-        /// How often each reporter reports, unless it sets its own `frequency`.
-        #[garde(custom(positive_duration))]
-        frequency: Duration = Duration::minutes(1),
-        /// Every reporter reports once more as the service stops, after the last request.
-        report_on_stop: bool = false,
-        /// Where reports go: `{type: log}` and `{type: csv, file: DIR}`, as DropWizard's.
-        #[garde(dive)]
-        reporters: Vec<ReporterFactory> = Vec::new(),
-    }
+/// `metrics:`: the reporters that write the registry out on a schedule (besides the admin
+/// side's `/metrics`, which is read on request).
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct MetricsFactory {
+    /// How often each reporter reports, unless it sets its own `frequency`.
+    #[config(default = Duration::minutes(1), custom(positive_duration))]
+    pub frequency: Duration,
+    /// Every reporter reports once more as the service stops, after the last request.
+    pub report_on_stop: bool,
+    /// Where reports go: `{type: log}` and `{type: csv, file: DIR}`, as DropWizard's.
+    pub reporters: Vec<ReporterFactory>,
 }
 
 /// `metrics.reporters:` entries, chosen by `type`.
-#[derive(Clone, Debug, PartialEq, serde::Deserialize, garde::Validate)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum ReporterFactory {
     /// `type: log`: one line per metric to a logger, as DropWizard's `Slf4jReporter`.
-    Log(#[garde(dive)] LogReporterFactory),
+    Log(LogReporterFactory),
     /// `type: csv`: one CSV file per metric in a directory, as DropWizard's `CsvReporter`.
-    Csv(#[garde(dive)] CsvReporterFactory),
+    Csv(CsvReporterFactory),
 }
 
-impl Serialize for ReporterFactory {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ReporterFactory::Log(r) => ferrowizard_config::serialize_tagged(s, "log", r),
-            ReporterFactory::Csv(r) => ferrowizard_config::serialize_tagged(s, "csv", r),
-        }
-    }
+/// The keys every reporter has, beside its own.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct ReporterCommon {
+    /// This reporter's interval, in place of `metrics.frequency`.
+    #[config(inner(custom(positive_duration)))]
+    pub frequency: Option<Duration>,
+    /// Only the metrics of these names (DropWizard JSON keys, e.g.
+    /// `ferrowizard.requests`); empty: every metric.
+    pub includes: Vec<String>,
+    /// Never the metrics of these names.
+    pub excludes: Vec<String>,
 }
 
-/// Declares a reporter section: the fields every reporter has, then its own.
-macro_rules! reporter {
-    (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
-        ferrowizard_config::section!(@emit [$($meta)*] $name [
-            [
-                /// This reporter's interval, in place of `metrics.frequency`.
-                #[garde(inner(custom(positive_duration)))]
-                frequency: Option<Duration> = None
-            ]
-            [
-                /// Only the metrics of these names (DropWizard JSON keys, e.g.
-                /// `ferrowizard.requests`); empty: every metric.
-                includes: Vec<String> = Vec::new()
-            ]
-            [
-                /// Never the metrics of these names.
-                excludes: Vec<String> = Vec::new()
-            ]
-            $($fields)*
-        ]);
-    };
+/// `type: log`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct LogReporterFactory {
+    /// The keys every reporter has.
+    #[config(inline)]
+    pub common: ReporterCommon,
+    /// The logger the lines go to, at INFO (its level and appenders are `logging:`'s). The
+    /// lines are `log` records: with `logging.type: external`, the application's
+    /// subscriber sees them only if it bridges `log` (tracing-log's `LogTracer`).
+    #[config(default = "metrics".to_owned(), length(min = 1))]
+    pub logger: String,
 }
 
-section! {
-    /// `type: log`.
-    pub struct LogReporterFactory {
-        /// The logger the lines go to, at INFO (its level and appenders are `logging:`'s). The
-        /// lines are `log` records: with `logging.type: external`, the application's
-        /// subscriber sees them only if it bridges `log` (tracing-log's `LogTracer`).
-        #[garde(length(min = 1))]
-        logger: String = "metrics".to_owned(),
-    }
-    with reporter
-}
-
-section! {
-    /// `type: csv`.
-    pub struct CsvReporterFactory {
-        /// The directory the files go to (made if missing). Required.
-        #[garde(custom(required_directory))]
-        file: Option<String> = None,
-    }
-    with reporter
+/// `type: csv`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct CsvReporterFactory {
+    /// The keys every reporter has.
+    #[config(inline)]
+    pub common: ReporterCommon,
+    /// The directory the files go to (made if missing). Required.
+    #[config(custom(required_directory))]
+    pub file: Option<String>,
 }
 
 fn required_directory(path: &Option<String>, _: &()) -> garde::Result {
@@ -110,36 +92,36 @@ fn required_directory(path: &Option<String>, _: &()) -> garde::Result {
     }
 }
 
-section! {
-    /// `admin:`: the admin interface's health checks, tasks, endpoints and who may use them.
-    pub struct AdminFactory {
-        /// Health checks.
-        #[garde(dive)]
-        health_checks: HealthChecksFactory = HealthChecksFactory::default(),
-        /// Tasks.
-        tasks: TasksFactory = TasksFactory::default(),
-        /// Which endpoints are served (DropWizard serves them all, always).
-        endpoints: EndpointsFactory = EndpointsFactory::default(),
-        /// Credentials every admin request must carry; none by default (the admin connector
-        /// binds 127.0.0.1 unless `bindHost` says otherwise).
-        #[garde(dive)]
-        auth: Option<AdminAuth> = None,
-    }
+/// `admin:`: the admin interface's health checks, tasks, endpoints and who may use them.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct AdminFactory {
+    /// Health checks.
+    pub health_checks: HealthChecksFactory,
+    /// Tasks.
+    pub tasks: TasksFactory,
+    /// Which endpoints are served (DropWizard serves them all, always).
+    pub endpoints: EndpointsFactory,
+    /// Credentials every admin request must carry; none by default (the admin connector
+    /// binds 127.0.0.1 unless `bindHost` says otherwise).
+    pub auth: Option<AdminAuth>,
 }
 
-section! {
-    /// `admin.endpoints:`: switch admin endpoints off (`/healthcheck` is
-    /// `admin.healthChecks.servletEnabled`).
-    pub struct EndpointsFactory {
-        /// `/ping`.
-        ping: bool = true,
-        /// `/metrics` and `/metrics/prometheus`.
-        metrics: bool = true,
-        /// `/threads`.
-        threads: bool = true,
-        /// `/tasks` and `/tasks/{name}`.
-        tasks: bool = true,
-    }
+/// `admin.endpoints:`: switch admin endpoints off (`/healthcheck` is
+/// `admin.healthChecks.servletEnabled`).
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct EndpointsFactory {
+    /// `/ping`.
+    #[config(default = true)]
+    pub ping: bool,
+    /// `/metrics` and `/metrics/prometheus`.
+    #[config(default = true)]
+    pub metrics: bool,
+    /// `/threads`.
+    #[config(default = true)]
+    pub threads: bool,
+    /// `/tasks` and `/tasks/{name}`.
+    #[config(default = true)]
+    pub tasks: bool,
 }
 
 /// `admin.auth:`: `{bearer: TOKEN}` or `{basic: {username, password}}`; take the secrets from
@@ -170,14 +152,13 @@ impl AdminAuth {
 
 validated_by!(AdminAuth, credentials_given);
 
-section! {
-    /// `admin.auth.basic:`.
-    pub struct BasicCredentials {
-        /// The user name.
-        username: String = String::new(),
-        /// The password.
-        password: Secret = Secret::default(),
-    }
+/// `admin.auth.basic:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct BasicCredentials {
+    /// The user name.
+    pub username: String,
+    /// The password.
+    pub password: Secret,
 }
 
 /// A credential: written to YAML as it is (so that `check --dump` loads back), but never
@@ -192,120 +173,115 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-section! {
-    /// `admin.healthChecks:`.
-    pub struct HealthChecksFactory {
-        /// Serve `/healthcheck`.
-        servlet_enabled: bool = true,
-        /// A check that has not answered within this time is unhealthy.
-        #[garde(custom(positive_duration))]
-        timeout: Duration = Duration::seconds(5),
-    }
+/// `admin.healthChecks:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HealthChecksFactory {
+    /// Serve `/healthcheck`.
+    #[config(default = true)]
+    pub servlet_enabled: bool,
+    /// A check that has not answered within this time is unhealthy.
+    #[config(default = Duration::seconds(5), custom(positive_duration))]
+    pub timeout: Duration,
 }
 
-section! {
-    /// `admin.tasks:`.
-    pub struct TasksFactory {
-        /// Include the error's chain of causes in a failed task's reply.
-        print_stack_trace_on_error: bool = false,
-        /// The largest request body a task accepts (larger: 413).
-        max_body_size: Size = Size::kibibytes(64),
-    }
+/// `admin.tasks:`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct TasksFactory {
+    /// Include the error's chain of causes in a failed task's reply.
+    pub print_stack_trace_on_error: bool,
+    /// The largest request body a task accepts (larger: 413).
+    #[config(default = Size::kibibytes(64))]
+    pub max_body_size: Size,
 }
 
-/// Declares the framework's fields, for [`configuration!`](crate::configuration).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __framework_fields {
-    (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
-        $crate::__private::section!(@emit serde = "::ferrowizard::__private::serde" [$($meta)*] $name [
-            [
-                /// `server:`: connectors, limits, request log.
-                #[garde(dive)]
-                server: $crate::config::ServerFactory = Default::default()
-            ]
-            [
-                /// `logging:`: levels and appenders.
-                #[garde(dive)]
-                logging: $crate::config::LoggingFactory = Default::default()
-            ]
-            [
-                /// `metrics:`.
-                #[garde(dive)]
-                metrics: $crate::config::MetricsFactory = Default::default()
-            ]
-            [
-                /// `admin:`: health checks and tasks.
-                #[garde(dive)]
-                admin: $crate::config::AdminFactory = Default::default()
-            ]
-            [
-                /// `health:`: scheduled health checks and readiness (absent: none).
-                #[garde(dive)]
-                health: Option<$crate::config::HealthFactory> = None
-            ]
-            [
-                /// `opentelemetry:`: spans and log events exported over OTLP.
-                #[garde(dive)]
-                opentelemetry: $crate::config::OpenTelemetryFactory = Default::default()
-            ]
-            $($fields)*
-        ]);
-        impl $crate::config::Configuration for $name {
-            fn server(&self) -> &$crate::config::ServerFactory { &self.server }
-            fn logging(&self) -> &$crate::config::LoggingFactory { &self.logging }
-            fn metrics(&self) -> &$crate::config::MetricsFactory { &self.metrics }
-            fn admin(&self) -> &$crate::config::AdminFactory { &self.admin }
-            fn health(&self) -> Option<&$crate::config::HealthFactory> { self.health.as_ref() }
-            fn opentelemetry(&self) -> &$crate::config::OpenTelemetryFactory { &self.opentelemetry }
-        }
-    };
-}
-
-/// Declares an application's configuration: its own fields (each with its default) plus
-/// ferrowizard's `server`, `logging`, `metrics` and `admin` sections.
-///
-/// A field may be a section of the application's own, declared with
-/// [`section!`](crate::section). Like a section, the configuration implements serde's and
-/// garde's traits, without the application's `Cargo.toml` naming `serde` or `garde`.
+/// ferrowizard's sections, which every application's configuration has: the Rust form of
+/// DropWizard's `Configuration` base class. An application's configuration holds them in a
+/// field marked `#[config(framework)]`, whose keys are then written at the top of the file
+/// beside the application's own.
 ///
 /// ```
-/// ferrowizard::configuration! {
-///     /// The service's configuration.
-///     pub struct MyConfig {
-///         /// Greeting sent by `/hello`.
-///         greeting: String = "hello".to_owned(),
-///     }
+/// use ferrowizard::Config;
+/// use ferrowizard::config::{Duration, FrameworkConfiguration};
+///
+/// /// `quotes:`: the quote feed.
+/// #[derive(Clone, Debug, PartialEq, Config)]
+/// pub struct QuotesConfig {
+///     /// The symbols quoted.
+///     #[config(default = vec!["ACME".to_owned()], length(min = 1))]
+///     pub symbols: Vec<String>,
+///     /// How often prices move.
+///     #[config(default = Duration::milliseconds(100))]
+///     pub tick_interval: Duration,
 /// }
-/// let config: MyConfig = ferrowizard::config::load_str("config.yaml", "greeting: hi\n", &[]).unwrap();
-/// assert_eq!(config.greeting, "hi");
+///
+/// /// The service's configuration.
+/// #[derive(Clone, Debug, Config)]
+/// pub struct MyConfig {
+///     /// `server`, `logging`, `metrics`, `admin`, `health` and `opentelemetry`.
+///     #[config(framework)]
+///     pub framework: FrameworkConfiguration,
+///     /// The quote feed.
+///     pub quotes: QuotesConfig,
+/// }
+///
+/// let load = |yaml| ferrowizard::config::load_str::<MyConfig>("config.yaml", yaml, &[]);
+/// let config = load("quotes:\n  symbols: [XYZ]\nlogging:\n  level: WARN\n").unwrap();
+/// assert_eq!(config.quotes.symbols, ["XYZ"]);
+/// assert_eq!(config.quotes.tick_interval, Duration::milliseconds(100));
+/// assert_eq!(config.framework.logging.level, ferrowizard::config::Level::Warn);
+/// assert!(load("quotes:\n  symbols: []\n").is_err());
 /// ```
-#[macro_export]
-macro_rules! configuration {
-    ($($body:tt)*) => {
-        $crate::__private::section! { $($body)* with $crate::__framework_fields }
-    };
-}
-
-/// What ferrowizard needs from an application's configuration.
-pub trait Configuration: Serialize + DeserializeOwned + garde::Validate<Context = ()> {
-    /// `server:`.
-    fn server(&self) -> &ServerFactory;
-    /// `logging:`.
-    fn logging(&self) -> &LoggingFactory;
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct FrameworkConfiguration {
+    /// `server:`: connectors, limits, request log.
+    pub server: ServerFactory,
+    /// `logging:`: levels and appenders.
+    pub logging: LoggingFactory,
     /// `metrics:`.
-    fn metrics(&self) -> &MetricsFactory;
-    /// `admin:`.
-    fn admin(&self) -> &AdminFactory;
-    /// `health:`, when present.
-    fn health(&self) -> Option<&HealthFactory>;
-    /// `opentelemetry:`.
-    fn opentelemetry(&self) -> &OpenTelemetryFactory;
+    pub metrics: MetricsFactory,
+    /// `admin:`: health checks and tasks.
+    pub admin: AdminFactory,
+    /// `health:`: scheduled health checks and readiness (absent: none).
+    pub health: Option<HealthFactory>,
+    /// `opentelemetry:`: spans and log events exported over OTLP.
+    pub opentelemetry: OpenTelemetryFactory,
 }
 
-configuration! {
-    /// A configuration with only ferrowizard's sections.
-    pub struct FrameworkConfiguration {}
+/// What ferrowizard needs from an application's configuration: its sections. Implemented by
+/// `#[derive(Config)]` for a struct with a `#[config(framework)]` field.
+pub trait Configuration: Serialize + DeserializeOwned + garde::Validate<Context = ()> {
+    /// ferrowizard's sections.
+    fn framework(&self) -> &FrameworkConfiguration;
+    /// `server:`.
+    fn server(&self) -> &ServerFactory {
+        &self.framework().server
+    }
+    /// `logging:`.
+    fn logging(&self) -> &LoggingFactory {
+        &self.framework().logging
+    }
+    /// `metrics:`.
+    fn metrics(&self) -> &MetricsFactory {
+        &self.framework().metrics
+    }
+    /// `admin:`.
+    fn admin(&self) -> &AdminFactory {
+        &self.framework().admin
+    }
+    /// `health:`, when present.
+    fn health(&self) -> Option<&HealthFactory> {
+        self.framework().health.as_ref()
+    }
+    /// `opentelemetry:`.
+    fn opentelemetry(&self) -> &OpenTelemetryFactory {
+        &self.framework().opentelemetry
+    }
+}
+
+impl Configuration for FrameworkConfiguration {
+    fn framework(&self) -> &FrameworkConfiguration {
+        self
+    }
 }
 
 /// A loader with ferrowizard's tree transforms (the DropWizard 0.6 layout, `server.type`

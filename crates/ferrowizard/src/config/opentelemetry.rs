@@ -4,57 +4,57 @@
 
 use std::collections::BTreeMap;
 
-use ferrowizard_config::{Duration, section};
-use serde::{Deserialize, Serialize};
+use ferrowizard_config::{Config, Duration};
 
 /// `opentelemetry.protocol`: OTLP's transports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Config)]
 pub enum OtlpProtocol {
     /// OTLP over gRPC (a collector's port 4317).
     #[default]
-    #[serde(rename = "grpc")]
     Grpc,
     /// OTLP's protobuf messages over HTTP POSTs (a collector's port 4318, `/v1/traces` and
     /// `/v1/logs`).
-    #[serde(rename = "http/protobuf")]
+    #[config(rename = "http/protobuf")]
     HttpProtobuf,
 }
 
-section! {
-    /// `opentelemetry:`. With `enabled`, each request's server span (which
-    /// needs `server.traceContext.enabled`) and, with `logs`, each log event the levels let
-    /// through go to the collector at `endpoint`; a collector that is down or slow costs
-    /// requests nothing beyond the queue: what does not fit is dropped and counted
-    /// (`ferrowizard.opentelemetry.spans.dropped`, `.logs.dropped`).
-    pub struct OpenTelemetryFactory {
-        /// Export (needs the `otlp` feature and `server.traceContext.enabled`).
-        enabled: bool = false,
-        /// The collector: `http://host:4317` for grpc; for http/protobuf the base URL, to
-        /// which `/v1/traces` and `/v1/logs` are added (unset: the protocol's localhost port).
-        /// `https://` is refused: TLS to the collector is not built in.
-        #[garde(inner(custom(endpoint)))]
-        endpoint: Option<String> = None,
-        /// `grpc` or `http/protobuf`.
-        protocol: OtlpProtocol = OtlpProtocol::Grpc,
-        /// The resource's `service.name` (unset: the application's name).
-        service_name: Option<String> = None,
-        /// More resource attributes (`deployment.environment.name: production`).
-        resource_attributes: BTreeMap<String, String> = BTreeMap::new(),
-        /// The share of new traces recorded (0 to 1); a request that continues a caller's
-        /// trace follows the caller's sampled flag.
-        #[garde(range(min = 0.0, max = 1.0))]
-        sampling: f64 = 1.0,
-        /// Headers sent with every export (an API key).
-        headers: BTreeMap<String, String> = BTreeMap::new(),
-        /// How long one export may take.
-        timeout: Duration = Duration::seconds(10),
-        /// Requests' spans (and, apart, the spans made inside them, and the log records)
-        /// waiting for export; more are dropped and counted.
-        #[garde(range(min = 1))]
-        queue_size: usize = 2048,
-        /// Export log events too (those the `logging` levels let through).
-        logs: bool = true,
-    }
+/// `opentelemetry:`. With `enabled`, each request's server span (which
+/// needs `server.traceContext.enabled`) and, with `logs`, each log event the levels let
+/// through go to the collector at `endpoint`; a collector that is down or slow costs
+/// requests nothing beyond the queue: what does not fit is dropped and counted
+/// (`ferrowizard.opentelemetry.spans.dropped`, `.logs.dropped`).
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct OpenTelemetryFactory {
+    /// Export (needs the `otlp` feature and `server.traceContext.enabled`).
+    pub enabled: bool,
+    /// The collector: `http://host:4317` for grpc; for http/protobuf the base URL, to
+    /// which `/v1/traces` and `/v1/logs` are added (unset: the protocol's localhost port).
+    /// `https://` is refused: TLS to the collector is not built in.
+    #[config(inner(custom(endpoint)))]
+    pub endpoint: Option<String>,
+    /// `grpc` or `http/protobuf`.
+    #[config(default = OtlpProtocol::Grpc)]
+    pub protocol: OtlpProtocol,
+    /// The resource's `service.name` (unset: the application's name).
+    pub service_name: Option<String>,
+    /// More resource attributes (`deployment.environment.name: production`).
+    pub resource_attributes: BTreeMap<String, String>,
+    /// The share of new traces recorded (0 to 1); a request that continues a caller's
+    /// trace follows the caller's sampled flag.
+    #[config(default = 1.0, range(min = 0.0, max = 1.0))]
+    pub sampling: f64,
+    /// Headers sent with every export (an API key).
+    pub headers: BTreeMap<String, String>,
+    /// How long one export may take.
+    #[config(default = Duration::seconds(10))]
+    pub timeout: Duration,
+    /// Requests' spans (and, apart, the spans made inside them, and the log records)
+    /// waiting for export; more are dropped and counted.
+    #[config(default = 2048, range(min = 1))]
+    pub queue_size: usize,
+    /// Export log events too (those the `logging` levels let through).
+    #[config(default = true)]
+    pub logs: bool,
 }
 
 fn endpoint(url: &String, _: &()) -> garde::Result {

@@ -1,108 +1,87 @@
 //! `server:`: connectors, limits and the request log, with DropWizard's defaults.
 
-use ferrowizard_config::{Duration, Size, section, serialize_tagged};
+use ferrowizard_config::{Config, Duration, Invalid, Size};
 use ferrowizard_logging::config::{AppenderFactory, ConsoleAppenderFactory};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
-use serde::{Deserialize, Serialize, Serializer};
 
-/// Declares a connector section: the fields every connector has, then its own.
-macro_rules! connector {
-    (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
-        ferrowizard_config::section!(@emit [$($meta)*] $name [
-            [
-                /// The TCP port; 0 picks a free one (the real port is printed at startup).
-                port: u16 = 8080
-            ]
-            [
-                /// The address to bind. Unset: every interface for application connectors,
-                /// 127.0.0.1 for admin connectors (DropWizard binds admin to every interface).
-                bind_host: Option<String> = None
-            ]
-            [
-                /// Close a connection that moved no bytes for this long (a request being
-                /// answered may finish); drop it if it is still silent as long again (a client
-                /// that stopped sending its body or reading the response).
-                idle_timeout: Duration = Duration::seconds(30)
-            ]
-            [
-                /// Larger request heads get 431 (HTTP/1), or a stream reset (HTTP/2's header
-                /// list). At least 8 KiB: the HTTP/1 parser's smallest buffer.
-                #[garde(custom(header_size_floor))]
-                max_request_header_size: Size = Size::kibibytes(8)
-            ]
-            [
-                /// A client must send its whole request head within this time (slowloris).
-                header_read_timeout: Duration = Duration::seconds(10)
-            ]
-            [
-                /// The listen backlog.
-                #[garde(range(min = 1))]
-                accept_queue_size: u32 = 1024
-            ]
-            [
-                /// Set SO_REUSEADDR.
-                reuse_address: bool = true
-            ]
-            [
-                /// Connections open at once (beyond DropWizard, as Jetty's `ConnectionLimit`):
-                /// past it, a new connection is answered 503 and closed (refused unanswered
-                /// over TLS) unless an idle one can be closed to make room; from 90% of it,
-                /// connections idle for a second are closed, the longest idle first. Unset: no
-                /// limit but the open-file limit, watched the same way.
-                #[garde(range(min = 1))]
-                max_connections: Option<u32> = None
-            ]
-            [
-                /// Send a `Server` header.
-                use_server_header: bool = false
-            ]
-            [
-                /// Send a `Date` header.
-                use_date_header: bool = true
-            ]
-            [
-                /// Take the client's address, scheme and host from a proxy's `Forwarded`
-                /// (RFC 7239) or `X-Forwarded-For`/`-Proto`/`-Host` headers: the request log
-                /// and handlers (`ConnectInfo`, `ferrowizard::server::Client`) then see the
-                /// client, not the proxy. Off by default, as in DropWizard: a client could
-                /// name any address.
-                use_forwarded_headers: bool = false
-            ]
-            [
-                /// With `useForwardedHeaders`: only these peers' headers are trusted
-                /// (networks such as `10.0.0.0/8`, or addresses), and the client is the last
-                /// address they name that is not one of them. Empty: every peer is trusted and
-                /// the first address named is the client (DropWizard's behaviour).
-                #[garde(inner(custom(valid_network)))]
-                trusted_proxies: Vec<String> = Vec::new()
-            ]
-            $($fields)*
-        ]);
-    };
+/// The keys every connector has, beside its own.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct ConnectorCommon {
+    /// The TCP port; 0 picks a free one (the real port is printed at startup).
+    #[config(default = 8080)]
+    pub port: u16,
+    /// The address to bind. Unset: every interface for application connectors,
+    /// 127.0.0.1 for admin connectors (DropWizard binds admin to every interface).
+    pub bind_host: Option<String>,
+    /// Close a connection that moved no bytes for this long (a request being
+    /// answered may finish); drop it if it is still silent as long again (a client
+    /// that stopped sending its body or reading the response).
+    #[config(default = Duration::seconds(30))]
+    pub idle_timeout: Duration,
+    /// Larger request heads get 431 (HTTP/1), or a stream reset (HTTP/2's header
+    /// list). At least 8 KiB: the HTTP/1 parser's smallest buffer.
+    #[config(default = Size::kibibytes(8), custom(header_size_floor))]
+    pub max_request_header_size: Size,
+    /// A client must send its whole request head within this time (slowloris).
+    #[config(default = Duration::seconds(10))]
+    pub header_read_timeout: Duration,
+    /// The listen backlog.
+    #[config(default = 1024, range(min = 1))]
+    pub accept_queue_size: u32,
+    /// Set SO_REUSEADDR.
+    #[config(default = true)]
+    pub reuse_address: bool,
+    /// Connections open at once (beyond DropWizard, as Jetty's `ConnectionLimit`):
+    /// past it, a new connection is answered 503 and closed (refused unanswered
+    /// over TLS) unless an idle one can be closed to make room; from 90% of it,
+    /// connections idle for a second are closed, the longest idle first. Unset: no
+    /// limit but the open-file limit, watched the same way.
+    #[config(range(min = 1))]
+    pub max_connections: Option<u32>,
+    /// Send a `Server` header.
+    pub use_server_header: bool,
+    /// Send a `Date` header.
+    #[config(default = true)]
+    pub use_date_header: bool,
+    /// Take the client's address, scheme and host from a proxy's `Forwarded`
+    /// (RFC 7239) or `X-Forwarded-For`/`-Proto`/`-Host` headers: the request log
+    /// and handlers (`ConnectInfo`, `ferrowizard::server::Client`) then see the
+    /// client, not the proxy. Off by default, as in DropWizard: a client could
+    /// name any address.
+    pub use_forwarded_headers: bool,
+    /// With `useForwardedHeaders`: only these peers' headers are trusted
+    /// (networks such as `10.0.0.0/8`, or addresses), and the client is the last
+    /// address they name that is not one of them. Empty: every peer is trusted and
+    /// the first address named is the client (DropWizard's behaviour).
+    #[config(inner(custom(valid_network)))]
+    pub trusted_proxies: Vec<String>,
 }
 
-section! {
-    /// `type: http`: a plain HTTP/1.1 connector.
-    pub struct HttpConnectorFactory {}
-    with connector
+/// `type: http`: a plain HTTP/1.1 connector.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HttpConnectorFactory {
+    /// The keys every connector has.
+    #[config(inline)]
+    pub common: ConnectorCommon,
 }
 
-section! {
-    /// `type: https`: HTTP over TLS (rustls), from PEM files.
-    pub struct HttpsConnectorFactory {
-        /// The certificate chain, PEM. Required.
-        #[garde(custom(required_path))]
-        cert_path: Option<String> = None,
-        /// The private key, PEM. Required.
-        #[garde(custom(required_path))]
-        key_path: Option<String> = None,
-        /// Accepted protocol versions.
-        #[garde(length(min = 1))]
-        supported_protocols: Vec<TlsProtocol> = vec![TlsProtocol::TlsV12, TlsProtocol::TlsV13],
-    }
-    with connector
+/// `type: https`: HTTP over TLS (rustls), from PEM files.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct HttpsConnectorFactory {
+    /// The keys every connector has.
+    #[config(inline)]
+    pub common: ConnectorCommon,
+    /// The certificate chain, PEM. Required.
+    #[config(custom(required_path))]
+    pub cert_path: Option<String>,
+    /// The private key, PEM. Required.
+    #[config(custom(required_path))]
+    pub key_path: Option<String>,
+    /// Accepted protocol versions.
+    #[config(default = vec![TlsProtocol::TlsV12, TlsProtocol::TlsV13], length(min = 1))]
+    pub supported_protocols: Vec<TlsProtocol>,
 }
 
 /// A network of `trustedProxies`: `10.0.0.0/8`, `2001:db8::/32`, or one address.
@@ -165,96 +144,75 @@ fn required_path(path: &Option<String>, _: &()) -> garde::Result {
 }
 
 /// TLS protocol versions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Config)]
 pub enum TlsProtocol {
     /// TLS 1.2.
-    #[serde(rename = "TLSv1.2")]
+    #[config(rename = "TLSv1.2")]
     TlsV12,
     /// TLS 1.3.
-    #[serde(rename = "TLSv1.3")]
+    #[config(rename = "TLSv1.3")]
     TlsV13,
 }
 
 /// A connector, chosen by `type`.
-#[derive(Clone, Debug, PartialEq, Deserialize, garde::Validate)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum ConnectorFactory {
     /// `type: http`.
-    Http(#[garde(dive)] HttpConnectorFactory),
+    Http(HttpConnectorFactory),
     /// `type: https`.
-    Https(#[garde(dive)] HttpsConnectorFactory),
+    Https(HttpsConnectorFactory),
 }
 
 impl ConnectorFactory {
     /// An HTTP connector on `port`.
     pub fn http(port: u16) -> Self {
         ConnectorFactory::Http(HttpConnectorFactory {
-            port,
-            ..Default::default()
+            common: ConnectorCommon {
+                port,
+                ..Default::default()
+            },
         })
     }
 
-    /// The port.
-    pub fn port(&self) -> u16 {
+    /// The keys every connector has.
+    pub fn common(&self) -> &ConnectorCommon {
         match self {
-            ConnectorFactory::Http(c) => c.port,
-            ConnectorFactory::Https(c) => c.port,
-        }
-    }
-
-    /// `maxConnections`, if set.
-    pub fn max_connections(&self) -> Option<usize> {
-        let max = match self {
-            ConnectorFactory::Http(c) => c.max_connections,
-            ConnectorFactory::Https(c) => c.max_connections,
-        };
-        max.map(|m| m as usize)
-    }
-
-    /// The configured bind address, if any.
-    pub fn bind_host(&self) -> Option<&str> {
-        match self {
-            ConnectorFactory::Http(c) => c.bind_host.as_deref(),
-            ConnectorFactory::Https(c) => c.bind_host.as_deref(),
+            ConnectorFactory::Http(c) => &c.common,
+            ConnectorFactory::Https(c) => &c.common,
         }
     }
 }
 
-impl Serialize for ConnectorFactory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ConnectorFactory::Http(c) => serialize_tagged(s, "http", c),
-            ConnectorFactory::Https(c) => serialize_tagged(s, "https", c),
-        }
-    }
+/// `requestLog:`: one line per request, DropWizard's NCSA format by default.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct RequestLogFactory {
+    /// Where lines go; `[]` turns the request log off at no cost per request.
+    #[config(
+        default = vec![AppenderFactory::Console(ConsoleAppenderFactory::default())],
+        custom(request_log_layouts),
+    )]
+    pub appenders: Vec<AppenderFactory>,
+    /// Paths not logged, e.g. `/healthcheck` (exact, or a prefix ending in `*`).
+    pub excluded_paths: Vec<String>,
 }
 
-section! {
-    /// `requestLog:`: one line per request, DropWizard's NCSA format by default.
-    pub struct RequestLogFactory {
-        /// Where lines go; `[]` turns the request log off at no cost per request.
-        #[garde(dive, custom(request_log_layouts))]
-        appenders: Vec<AppenderFactory> = vec![AppenderFactory::Console(ConsoleAppenderFactory::default())],
-        /// Paths not logged, e.g. `/healthcheck` (exact, or a prefix ending in `*`).
-        excluded_paths: Vec<String> = Vec::new(),
-    }
-}
-
-section! {
-    /// `gzip:`: response compression.
-    pub struct GzipFactory {
-        /// Compress responses the client accepts compressed.
-        enabled: bool = true,
-        /// Smaller bodies are sent as they are (a body of unknown length is compressed).
-        minimum_entity_size: Size = Size::bytes(256),
-        /// Media types compressed (`text/plain`; parameters such as `charset` do not count);
-        /// empty: every type but images (SVG aside), gRPC and server-sent events.
-        #[garde(inner(custom(media_type)))]
-        compressed_mime_types: Vec<String> = Vec::new(),
-        /// Request methods whose responses are compressed.
-        #[garde(inner(custom(http_method)))]
-        included_methods: Vec<String> = vec!["GET".to_owned()],
-    }
+/// `gzip:`: response compression.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct GzipFactory {
+    /// Compress responses the client accepts compressed.
+    #[config(default = true)]
+    pub enabled: bool,
+    /// Smaller bodies are sent as they are (a body of unknown length is compressed).
+    #[config(default = Size::bytes(256))]
+    pub minimum_entity_size: Size,
+    /// Media types compressed (`text/plain`; parameters such as `charset` do not count);
+    /// empty: every type but images (SVG aside), gRPC and server-sent events.
+    #[config(inner(custom(media_type)))]
+    pub compressed_mime_types: Vec<String>,
+    /// Request methods whose responses are compressed.
+    #[config(default = vec!["GET".to_owned()], inner(custom(http_method)))]
+    pub included_methods: Vec<String>,
 }
 
 /// The methods DropWizard allows by default.
@@ -264,31 +222,29 @@ pub fn default_allowed_methods() -> Vec<String> {
         .to_vec()
 }
 
-section! {
-    /// `requestId:`: each request's ID, the client's when it sends a well-formed one (1 to 128
-    /// letters, digits and `-_.:+/=`), else 128 random bits in hex; returned in the response
-    /// under the same header, and `requestId` in the logging context of the request's events.
-    pub struct RequestIdFactory {
-        /// Whether requests get an ID (off by default: it adds about 7% to the instructions of
-        /// a simple request, BENCHMARKS.md "Issue 23").
-        enabled: bool = false,
-        /// The header the ID is read from and returned in.
-        #[garde(custom(header_name))]
-        header_name: String = "X-Request-Id".to_owned(),
-    }
+/// `requestId:`: each request's ID, the client's when it sends a well-formed one (1 to 128
+/// letters, digits and `-_.:+/=`), else 128 random bits in hex; returned in the response
+/// under the same header, and `requestId` in the logging context of the request's events.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct RequestIdFactory {
+    /// Whether requests get an ID (off by default: it adds about 7% to the instructions of
+    /// a simple request, BENCHMARKS.md "Issue 23").
+    pub enabled: bool,
+    /// The header the ID is read from and returned in.
+    #[config(default = "X-Request-Id".to_owned(), custom(header_name))]
+    pub header_name: String,
 }
 
-section! {
-    /// `traceContext:`: W3C Trace Context. Each request's `traceparent` and `tracestate` are
-    /// read (a malformed or missing `traceparent` starts a new trace), the request is handled
-    /// in an `http.server.request` span with OpenTelemetry's HTTP attributes, and `traceId` and
-    /// `spanId` are in the logging context of the request's events; handlers take the
-    /// context (`ferrowizard::trace::TraceContext`) to pass it on.
-    pub struct TraceContextFactory {
-        /// Whether requests are traced (off by default: see BENCHMARKS.md "Issue 23" for
-        /// its cost).
-        enabled: bool = false,
-    }
+/// `traceContext:`: W3C Trace Context. Each request's `traceparent` and `tracestate` are
+/// read (a malformed or missing `traceparent` starts a new trace), the request is handled
+/// in an `http.server.request` span with OpenTelemetry's HTTP attributes, and `traceId` and
+/// `spanId` are in the logging context of the request's events; handlers take the
+/// context (`ferrowizard::trace::TraceContext`) to pass it on.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct TraceContextFactory {
+    /// Whether requests are traced (off by default: see BENCHMARKS.md "Issue 23" for
+    /// its cost).
+    pub enabled: bool,
 }
 
 fn header_name(name: &String, _: &()) -> garde::Result {
@@ -297,63 +253,38 @@ fn header_name(name: &String, _: &()) -> garde::Result {
         .map_err(|_| garde::Error::new(format!("{name:?} is not a header name")))
 }
 
-/// Declares a server section: the fields both server types have, then its own.
-macro_rules! server {
-    (@fields $section:path; [$($meta:tt)*] $name:ident [$($fields:tt)*]) => {
-        ferrowizard_config::section!(@emit [$($meta)*] $name [
-            [
-                /// Requests handled at once, per server; more get 503 at once (see
-                /// maxQueuedRequests) instead of waiting until they time out.
-                #[garde(range(min = 1))]
-                max_threads: usize = 1024
-            ]
-            [
-                /// Requests that may wait for a slot before the server answers 503.
-                max_queued_requests: usize = 1024
-            ]
-            [
-                /// The request log.
-                #[garde(dive)]
-                request_log: RequestLogFactory = RequestLogFactory::default()
-            ]
-            [
-                /// Response compression.
-                #[garde(dive)]
-                gzip: GzipFactory = GzipFactory::default()
-            ]
-            [
-                /// Other methods get 405.
-                #[garde(inner(custom(http_method)))]
-                allowed_methods: Vec<String> = default_allowed_methods()
-            ]
-            [
-                /// The path the application's routes are served under, after the context
-                /// path (`/api`; DropWizard's `/api/*` form is read the same). The admin
-                /// side is not under it.
-                #[garde(inner(custom(valid_root_path)))]
-                root_path: Option<String> = None
-            ]
-            [
-                /// In-flight requests may finish for this long after SIGTERM.
-                shutdown_grace_period: Duration = Duration::seconds(30)
-            ]
-            [
-                /// Larger request bodies get 413.
-                max_request_body_size: Size = Size::mebibytes(8)
-            ]
-            [
-                /// Request IDs: in the response, and in every log event of the request.
-                #[garde(dive)]
-                request_id: RequestIdFactory = RequestIdFactory::default()
-            ]
-            [
-                /// W3C trace context: the request's trace, in its span and its log events.
-                #[garde(dive)]
-                trace_context: TraceContextFactory = TraceContextFactory::default()
-            ]
-            $($fields)*
-        ]);
-    };
+/// The keys both server types have, beside their own.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct ServerCommon {
+    /// Requests handled at once, per server; more get 503 at once (see
+    /// maxQueuedRequests) instead of waiting until they time out.
+    #[config(default = 1024, range(min = 1))]
+    pub max_threads: usize,
+    /// Requests that may wait for a slot before the server answers 503.
+    #[config(default = 1024)]
+    pub max_queued_requests: usize,
+    /// The request log.
+    pub request_log: RequestLogFactory,
+    /// Response compression.
+    pub gzip: GzipFactory,
+    /// Other methods get 405.
+    #[config(default = default_allowed_methods(), inner(custom(http_method)))]
+    pub allowed_methods: Vec<String>,
+    /// The path the application's routes are served under, after the context
+    /// path (`/api`; DropWizard's `/api/*` form is read the same). The admin
+    /// side is not under it.
+    #[config(inner(custom(valid_root_path)))]
+    pub root_path: Option<String>,
+    /// In-flight requests may finish for this long after SIGTERM.
+    #[config(default = Duration::seconds(30))]
+    pub shutdown_grace_period: Duration,
+    /// Larger request bodies get 413.
+    #[config(default = Size::mebibytes(8))]
+    pub max_request_body_size: Size,
+    /// Request IDs: in the response, and in every log event of the request.
+    pub request_id: RequestIdFactory,
+    /// W3C trace context: the request's trace, in its span and its log events.
+    pub trace_context: TraceContextFactory,
 }
 
 fn valid_context_path(path: &str, _: &()) -> garde::Result {
@@ -419,47 +350,51 @@ fn http_method(method: &String, _: &()) -> garde::Result {
     }
 }
 
-section! {
-    /// `type: default`: application and admin on separate connectors.
-    pub struct DefaultServerFactory {
-        /// The application's connectors.
-        #[garde(dive, length(min = 1))]
-        application_connectors: Vec<ConnectorFactory> = vec![ConnectorFactory::http(8080)],
-        /// The admin interface's connectors.
-        #[garde(dive)]
-        admin_connectors: Vec<ConnectorFactory> = vec![ConnectorFactory::http(8081)],
-        /// Admin requests handled at once.
-        #[garde(range(min = 1))]
-        admin_max_threads: usize = 64,
-        /// The application's path prefix.
-        #[garde(custom(valid_context_path))]
-        application_context_path: String = "/".to_owned(),
-        /// The admin interface's path prefix.
-        #[garde(custom(valid_context_path))]
-        admin_context_path: String = "/".to_owned(),
-    }
-    with server
+/// `type: default`: application and admin on separate connectors.
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(check = DefaultServerFactory::ports_apart)]
+pub struct DefaultServerFactory {
+    /// The keys both server types have.
+    #[config(inline)]
+    pub common: ServerCommon,
+    /// The application's connectors.
+    #[config(default = vec![ConnectorFactory::http(8080)], length(min = 1))]
+    pub application_connectors: Vec<ConnectorFactory>,
+    /// The admin interface's connectors.
+    #[config(default = vec![ConnectorFactory::http(8081)])]
+    pub admin_connectors: Vec<ConnectorFactory>,
+    /// Admin requests handled at once.
+    #[config(default = 64, range(min = 1))]
+    pub admin_max_threads: usize,
+    /// The application's path prefix.
+    #[config(default = "/".to_owned(), custom(valid_context_path))]
+    pub application_context_path: String,
+    /// The admin interface's path prefix.
+    #[config(default = "/".to_owned(), custom(valid_context_path))]
+    pub admin_context_path: String,
 }
 
-section! {
-    /// `type: simple`: application and admin on one connector, split by path.
-    pub struct SimpleServerFactory {
-        /// The one connector.
-        #[garde(dive)]
-        connector: ConnectorFactory = ConnectorFactory::http(8080),
-        /// The application's path prefix.
-        #[garde(custom(valid_context_path))]
-        application_context_path: String = "/application".to_owned(),
-        /// The admin interface's path prefix.
-        #[garde(custom(valid_context_path))]
-        admin_context_path: String = "/admin".to_owned(),
-    }
-    with server
+/// `type: simple`: application and admin on one connector, split by path.
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(check = SimpleServerFactory::paths_apart)]
+pub struct SimpleServerFactory {
+    /// The keys both server types have.
+    #[config(inline)]
+    pub common: ServerCommon,
+    /// The one connector.
+    #[config(default = ConnectorFactory::http(8080))]
+    pub connector: ConnectorFactory,
+    /// The application's path prefix.
+    #[config(default = "/application".to_owned(), custom(valid_context_path))]
+    pub application_context_path: String,
+    /// The admin interface's path prefix.
+    #[config(default = "/admin".to_owned(), custom(valid_context_path))]
+    pub admin_context_path: String,
 }
 
 /// `server:`, chosen by `type` (`default` when absent).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(rename_all = "lowercase")]
 pub enum ServerFactory {
     /// `type: default`.
     Default(DefaultServerFactory),
@@ -467,58 +402,23 @@ pub enum ServerFactory {
     Simple(SimpleServerFactory),
 }
 
-/// The settings both server types have, borrowed from either.
-#[derive(Clone, Debug)]
-pub struct SharedSettings<'a> {
-    /// `maxThreads`.
-    pub max_threads: usize,
-    /// `maxQueuedRequests`.
-    pub max_queued_requests: usize,
-    /// `allowedMethods`.
-    pub allowed_methods: &'a [String],
-    /// `gzip`.
-    pub gzip: &'a GzipFactory,
-    /// `maxRequestBodySize`.
-    pub max_request_body_size: Size,
-    /// `shutdownGracePeriod`.
-    pub shutdown_grace_period: Duration,
-    /// `requestLog`.
-    pub request_log: &'a RequestLogFactory,
-    /// `requestId`.
-    pub request_id: &'a RequestIdFactory,
-    /// `traceContext`.
-    pub trace_context: &'a TraceContextFactory,
+impl ServerFactory {
+    /// The keys both server types have.
+    pub fn common(&self) -> &ServerCommon {
+        match self {
+            ServerFactory::Default(f) => &f.common,
+            ServerFactory::Simple(f) => &f.common,
+        }
+    }
+
     /// Where the application's routes are served: the application context path joined with
     /// `rootPath` (no trailing `/`; empty: the root).
-    pub application_path: String,
-}
-
-impl ServerFactory {
-    /// The settings both server types have.
-    pub fn shared(&self) -> SharedSettings<'_> {
-        macro_rules! shared {
-            ($f:expr) => {
-                SharedSettings {
-                    max_threads: $f.max_threads,
-                    max_queued_requests: $f.max_queued_requests,
-                    allowed_methods: &$f.allowed_methods,
-                    gzip: &$f.gzip,
-                    max_request_body_size: $f.max_request_body_size,
-                    shutdown_grace_period: $f.shutdown_grace_period,
-                    request_log: &$f.request_log,
-                    request_id: &$f.request_id,
-                    trace_context: &$f.trace_context,
-                    application_path: join_paths(
-                        &$f.application_context_path,
-                        $f.root_path.as_deref().unwrap_or("/"),
-                    ),
-                }
-            };
-        }
-        match self {
-            ServerFactory::Default(f) => shared!(f),
-            ServerFactory::Simple(f) => shared!(f),
-        }
+    pub fn application_path(&self) -> String {
+        let context = match self {
+            ServerFactory::Default(f) => &f.application_context_path,
+            ServerFactory::Simple(f) => &f.application_context_path,
+        };
+        join_paths(context, self.common().root_path.as_deref().unwrap_or("/"))
     }
 }
 
@@ -528,56 +428,39 @@ impl Default for ServerFactory {
     }
 }
 
-impl Serialize for ServerFactory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ServerFactory::Default(f) => serialize_tagged(s, "default", f),
-            ServerFactory::Simple(f) => serialize_tagged(s, "simple", f),
+impl DefaultServerFactory {
+    /// No two connectors on one port (0, a free port each, aside).
+    fn ports_apart(&self) -> Result<(), Invalid> {
+        let ports: Vec<u16> = self
+            .application_connectors
+            .iter()
+            .chain(&self.admin_connectors)
+            .map(|c| c.common().port)
+            .collect();
+        match ports
+            .iter()
+            .enumerate()
+            .find(|(i, p)| **p != 0 && ports[..*i].contains(p))
+        {
+            Some((_, p)) => Err(Invalid::at(
+                "adminConnectors",
+                format!("port {p} is used by two connectors"),
+            )),
+            None => Ok(()),
         }
     }
 }
 
-impl garde::Validate for ServerFactory {
-    type Context = ();
-
-    fn validate_into(
-        &self,
-        ctx: &(),
-        parent: &mut dyn FnMut() -> garde::Path,
-        report: &mut garde::Report,
-    ) {
-        let mut rule = |field: &str, message: String| {
-            report.append(parent().join(field), garde::Error::new(message))
-        };
-        match self {
-            ServerFactory::Default(f) => {
-                let ports: Vec<u16> = f
-                    .application_connectors
-                    .iter()
-                    .chain(&f.admin_connectors)
-                    .map(ConnectorFactory::port)
-                    .collect();
-                for (i, p) in ports.iter().enumerate() {
-                    if *p != 0 && ports[..i].contains(p) {
-                        rule(
-                            "admin_connectors",
-                            format!("port {p} is used by two connectors"),
-                        );
-                    }
-                }
-            }
-            ServerFactory::Simple(f) => {
-                if f.application_context_path == f.admin_context_path {
-                    rule(
-                        "admin_context_path",
-                        "must differ from applicationContextPath".to_owned(),
-                    );
-                }
-            }
-        }
-        match self {
-            ServerFactory::Default(f) => f.validate_into(ctx, parent, report),
-            ServerFactory::Simple(f) => f.validate_into(ctx, parent, report),
+impl SimpleServerFactory {
+    /// The application and the admin interface under different paths.
+    fn paths_apart(&self) -> Result<(), Invalid> {
+        if self.application_context_path == self.admin_context_path {
+            Err(Invalid::at(
+                "adminContextPath",
+                "must differ from applicationContextPath",
+            ))
+        } else {
+            Ok(())
         }
     }
 }

@@ -193,7 +193,7 @@ mod bind_tests {
     use std::net::TcpStream;
 
     use super::*;
-    use crate::config::server::{ConnectorFactory, HttpConnectorFactory};
+    use crate::config::server::{ConnectorCommon, ConnectorFactory, HttpConnectorFactory};
 
     /// The listen backlog and `SO_REUSEADDR` that `server::settings`, which every connector's
     /// keys go through (application, admin and the simple server's), gives `connector`.
@@ -223,8 +223,10 @@ mod bind_tests {
     async fn accept_queue_size_is_the_listen_backlog() {
         for queue in [2u32, 5] {
             let (backlog, reuse) = socket_options(HttpConnectorFactory {
-                accept_queue_size: queue,
-                ..Default::default()
+                common: ConnectorCommon {
+                    accept_queue_size: queue,
+                    ..Default::default()
+                },
             });
             let listener = bind("127.0.0.1:0".parse().unwrap(), backlog, reuse).unwrap();
             let addr = listener.local_addr().unwrap();
@@ -245,8 +247,10 @@ mod bind_tests {
     async fn reuse_address_lets_a_restart_bind_a_port_in_time_wait() {
         for reuse_address in [true, false] {
             let (backlog, reuse) = socket_options(HttpConnectorFactory {
-                reuse_address,
-                ..Default::default()
+                common: ConnectorCommon {
+                    reuse_address,
+                    ..Default::default()
+                },
             });
             let listener = bind("127.0.0.1:0".parse().unwrap(), backlog, reuse).unwrap();
             let addr = listener.local_addr().unwrap();

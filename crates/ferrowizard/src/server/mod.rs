@@ -153,34 +153,27 @@ struct Plan {
     admission: (usize, usize),
 }
 
-fn settings(c: &ConnectorFactory) -> (ConnectionSettings, u32, bool) {
-    macro_rules! of {
-        ($c:expr) => {
-            (
-                ConnectionSettings {
-                    idle_timeout: $c.idle_timeout.get(),
-                    header_read_timeout: $c.header_read_timeout.get(),
-                    max_header_size: usize::try_from($c.max_request_header_size.to_bytes())
-                        .unwrap_or(usize::MAX),
-                    server_header: $c.use_server_header,
-                    date_header: $c.use_date_header,
-                    forwarded: $c
-                        .use_forwarded_headers
-                        .then(|| Arc::new(forwarded::Trust::new(&$c.trusted_proxies))),
-                },
-                $c.accept_queue_size,
-                $c.reuse_address,
-            )
-        };
-    }
-    match c {
-        ConnectorFactory::Http(c) => of!(c),
-        ConnectorFactory::Https(c) => of!(c),
-    }
+fn settings(connector: &ConnectorFactory) -> (ConnectionSettings, u32, bool) {
+    let c = connector.common();
+    (
+        ConnectionSettings {
+            idle_timeout: c.idle_timeout.get(),
+            header_read_timeout: c.header_read_timeout.get(),
+            max_header_size: usize::try_from(c.max_request_header_size.to_bytes())
+                .unwrap_or(usize::MAX),
+            server_header: c.use_server_header,
+            date_header: c.use_date_header,
+            forwarded: c
+                .use_forwarded_headers
+                .then(|| Arc::new(forwarded::Trust::new(&c.trusted_proxies))),
+        },
+        c.accept_queue_size,
+        c.reuse_address,
+    )
 }
 
 fn address(plan: &Plan) -> Result<SocketAddr, StartError> {
-    let host = match plan.connector.bind_host() {
+    let host = match plan.connector.common().bind_host.as_deref() {
         None => plan.default_host,
         Some(h) if h.eq_ignore_ascii_case("localhost") => IpAddr::V4(Ipv4Addr::LOCALHOST),
         Some(h) => h.parse().map_err(|_| StartError::Host {
@@ -188,7 +181,7 @@ fn address(plan: &Plan) -> Result<SocketAddr, StartError> {
             host: h.to_owned(),
         })?,
     };
-    Ok(SocketAddr::new(host, plan.connector.port()))
+    Ok(SocketAddr::new(host, plan.connector.common().port))
 }
 
 fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
@@ -229,7 +222,7 @@ fn stack(
 }
 
 impl PipelineSettings {
-    fn of(shared: &crate::config::server::SharedSettings<'_>) -> PipelineSettings {
+    fn of(shared: &crate::config::server::ServerCommon) -> PipelineSettings {
         PipelineSettings {
             gzip: shared.gzip.enabled,
             minimum_entity_size: shared.gzip.minimum_entity_size.to_bytes(),
@@ -258,14 +251,14 @@ pub(crate) fn bench_service(
     app: Routes,
     metrics: &MetricRegistry,
 ) -> Result<HttpService, StartError> {
-    let shared = server.shared();
-    let request_log = RequestLog::start(shared.request_log, "bench")?;
+    let shared = server.common();
+    let request_log = RequestLog::start(&shared.request_log, "bench")?;
     let request_metrics = Arc::new(RequestMetrics::new(metrics)?);
     let (router, table) = app.under("");
     Ok(stack(
         (router, Arc::new(table)),
         &Overload::new(shared.max_threads, shared.max_queued_requests),
-        &PipelineSettings::of(&shared),
+        &PipelineSettings::of(shared),
         request_log.as_ref(),
         Some(&request_metrics),
     ))
@@ -306,14 +299,15 @@ impl Server {
         let mut bound = Vec::new();
         let mut overloads = Vec::new();
         let request_metrics = Arc::new(RequestMetrics::new(metrics)?);
-        let shared = server.shared();
+        let shared = server.common();
+        let application_path = server.application_path();
         let (max_threads, max_queued, grace) = (
             shared.max_threads,
             shared.max_queued_requests,
             shared.shutdown_grace_period,
         );
-        let pipeline_settings = PipelineSettings::of(&shared);
-        let request_log = RequestLog::start(shared.request_log, app_name)?;
+        let pipeline_settings = PipelineSettings::of(shared);
+        let request_log = RequestLog::start(&shared.request_log, app_name)?;
         if let Some(log) = &request_log {
             let log = log.clone();
             crate::admin::metrics::register_appenders(
@@ -326,7 +320,7 @@ impl Server {
         type Served = (Router, Arc<RouteTable>);
         let plans: Vec<(Plan, Served)> = match server {
             ServerFactory::Default(f) => {
-                let (app, table) = app.into().under(&shared.application_path);
+                let (app, table) = app.into().under(&application_path);
                 let app: Served = (app, Arc::new(table));
                 let admin_r: Served = (
                     prefixed(admin_router, &f.admin_context_path),
@@ -361,7 +355,7 @@ impl Server {
                 plans
             }
             ServerFactory::Simple(f) => {
-                let (app, table) = app.into().under(&shared.application_path);
+                let (app, table) = app.into().under(&application_path);
                 let prefix = f.admin_context_path.trim_end_matches('/');
                 if let Some(why) = Some(prefix)
                     .filter(|p| !p.is_empty())
@@ -436,7 +430,7 @@ impl Server {
             // process's file descriptors all the same.
             let open = Connections::default();
             register_connector(metrics, &connector_name, &open, &overload)?;
-            let limits = Limits::new(plan.connector.max_connections());
+            let limits = Limits::new(plan.connector.common().max_connections.map(|m| m as usize));
             if plan.role == "admin" {
                 admin_jobs.push((
                     listener.into_std(),
