@@ -79,7 +79,7 @@ macro_rules! validated_by {
 ///     "{report}"
 /// );
 /// ```
-pub fn positive_duration(d: &crate::Duration, _: &()) -> garde::Result {
+pub fn positive_duration(d: &crate::values::Duration, _: &()) -> garde::Result {
     if d.get().is_zero() {
         Err(garde::Error::new("must be longer than 0"))
     } else {

@@ -1,7 +1,7 @@
 //! `server:` and `admin:` keys shown on real sockets in process, where the realtime binary
 //! cannot show them: an https connector's TLS versions, and admin tasks' `maxBodySize` and
 //! `printStackTraceOnError` (a connector's listen backlog and `SO_REUSEADDR` are tested next to
-//! `bind`, in `src/server/connector.rs`).
+//! `bind`, in `src/server/connection/accept.rs`).
 
 mod common;
 

@@ -69,7 +69,8 @@ impl Meter {
     /// A meter on the system clock, ticked in the background.
     pub fn new() -> Self {
         let meter = Self::build(clock::system());
-        ticker::register(&meter.core);
+        let core: Arc<dyn ticker::Tick> = meter.core.clone();
+        ticker::register(&core);
         meter
     }
 
@@ -179,6 +180,12 @@ impl MeterCore {
         let mut averages = self.averages();
         averages.tick_if_necessary(now, u64::try_from(self.count.sum()).unwrap_or(0));
         averages
+    }
+}
+
+impl ticker::Tick for MeterCore {
+    fn tick_if_necessary(&self) {
+        MeterCore::tick_if_necessary(self);
     }
 }
 

@@ -2,7 +2,7 @@
 //! are escaped, in one place so the registry (which refuses collisions) and the renderer (which
 //! writes the names) cannot disagree.
 
-use crate::MetricKind;
+use crate::kind::MetricKind;
 
 /// A metric name as Prometheus accepts it: every character outside `[a-zA-Z0-9_:]` becomes `_`
 /// (so `ferrowizard.requests` becomes `ferrowizard_requests`), and a leading digit gets a `_`

@@ -9,7 +9,6 @@
 //! name, two series with the same DropWizard JSON key.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use thiserror::Error;
@@ -17,36 +16,10 @@ use thiserror::Error;
 use crate::counter::Counter;
 use crate::gauge::{Gauge, SettableGauge};
 use crate::histogram::Histogram;
+use crate::kind::MetricKind;
 use crate::meter::Meter;
 use crate::names;
 use crate::timer::Timer;
-
-/// The type of a metric family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MetricKind {
-    /// A [`Gauge`] or [`SettableGauge`].
-    Gauge,
-    /// A [`Counter`].
-    Counter,
-    /// A [`Histogram`].
-    Histogram,
-    /// A [`Meter`].
-    Meter,
-    /// A [`Timer`].
-    Timer,
-}
-
-impl fmt::Display for MetricKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MetricKind::Gauge => "gauge",
-            MetricKind::Counter => "counter",
-            MetricKind::Histogram => "histogram",
-            MetricKind::Meter => "meter",
-            MetricKind::Timer => "timer",
-        })
-    }
-}
 
 /// Why the registry would not hand out a metric.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

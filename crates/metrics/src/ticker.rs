@@ -8,17 +8,21 @@
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
-use crate::meter::MeterCore;
+/// What the ticker ticks: a meter's shared state.
+pub(crate) trait Tick: Send + Sync {
+    /// Folds the intervals that ended since the last tick into the moving averages.
+    fn tick_if_necessary(&self);
+}
 
 /// How often the ticker looks. A meter ticks when more than 5 s passed since its last tick, so
 /// a tick is at most this late, and at most this much of the next interval's events is counted
 /// into the one that just ended.
 const PERIOD: Duration = Duration::from_secs(1);
 
-static METERS: OnceLock<Mutex<Vec<Weak<MeterCore>>>> = OnceLock::new();
+static METERS: OnceLock<Mutex<Vec<Weak<dyn Tick>>>> = OnceLock::new();
 
 /// Has the ticker tick `meter` from now on.
-pub(crate) fn register(meter: &Arc<MeterCore>) {
+pub(crate) fn register(meter: &Arc<dyn Tick>) {
     let meters = METERS.get_or_init(|| {
         // If the thread cannot be started, meters still tick whenever their rates are read;
         // only events of intervals nobody read get lumped into the next read's first tick.
@@ -37,7 +41,7 @@ pub(crate) fn register(meter: &Arc<MeterCore>) {
     meters.push(Arc::downgrade(meter));
 }
 
-fn lock(meters: &Mutex<Vec<Weak<MeterCore>>>) -> std::sync::MutexGuard<'_, Vec<Weak<MeterCore>>> {
+fn lock(meters: &Mutex<Vec<Weak<dyn Tick>>>) -> std::sync::MutexGuard<'_, Vec<Weak<dyn Tick>>> {
     meters.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -48,7 +52,7 @@ fn run() {
             continue;
         };
         // Upgrade under the lock, tick outside it, so `register` never waits on a pass.
-        let live: Vec<Arc<MeterCore>> = {
+        let live: Vec<Arc<dyn Tick>> = {
             let mut meters = lock(meters);
             meters.retain(|m| m.strong_count() > 0);
             meters.iter().filter_map(Weak::upgrade).collect()

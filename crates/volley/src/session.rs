@@ -22,6 +22,12 @@ pub struct Session {
     failed: bool,
 }
 
+impl crate::template::Variables for Session {
+    fn get(&self, name: &str) -> Option<&str> {
+        Session::get(self, name)
+    }
+}
+
 impl Session {
     /// A variable's value.
     pub fn get(&self, name: &str) -> Option<&str> {

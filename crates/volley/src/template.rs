@@ -10,8 +10,6 @@ use std::borrow::Cow;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use crate::session::Session;
-
 /// What `urlEncode` leaves as it is: RFC 3986's unreserved characters.
 const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
@@ -133,6 +131,13 @@ pub fn check(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Where a template's variables come from: a virtual user's
+/// [`Session`](crate::session::Session).
+pub trait Variables {
+    /// The value of `name`, if set.
+    fn get(&self, name: &str) -> Option<&str>;
+}
+
 /// Fills every `${...}` of `text` from `session` and the functions; a missing variable is an
 /// error (the request's KO).
 ///
@@ -142,7 +147,7 @@ pub fn check(text: &str) -> Result<(), String> {
 /// let url = volley::template::interpolate("/search?q=${urlEncode(q)}", &session).unwrap();
 /// assert_eq!(url, "/search?q=a%20b%26c");
 /// ```
-pub fn interpolate<'a>(text: &'a str, session: &Session) -> Result<Cow<'a, str>, String> {
+pub fn interpolate<'a>(text: &'a str, session: &impl Variables) -> Result<Cow<'a, str>, String> {
     if !text.contains("${") {
         return Ok(Cow::Borrowed(text));
     }
@@ -177,7 +182,7 @@ pub fn interpolate<'a>(text: &'a str, session: &Session) -> Result<Cow<'a, str>,
     Ok(Cow::Owned(out))
 }
 
-fn variable<'s>(session: &'s Session, name: &str) -> Result<&'s str, String> {
+fn variable<'s>(session: &'s impl Variables, name: &str) -> Result<&'s str, String> {
     session
         .get(name)
         .ok_or_else(|| format!("no session variable ${{{name}}}"))
@@ -186,6 +191,7 @@ fn variable<'s>(session: &'s Session, name: &str) -> Result<&'s str, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::Session;
 
     #[test]
     fn functions_parse_and_refuse_what_they_cannot_do() {

@@ -133,7 +133,7 @@ pub struct Summary<'a> {
     /// When the first round started (RFC 3339).
     pub started_at: &'a str,
     /// The command line.
-    pub options: &'a crate::Options,
+    pub options: &'a crate::options::Options,
     /// Each config's outcome.
     pub outcomes: &'a [Outcome],
     /// What became of the services' output.

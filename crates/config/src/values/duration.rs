@@ -141,7 +141,7 @@ impl fmt::Display for Duration {
     }
 }
 
-super::text_value!(Duration, "a duration such as 30s, 500ms, 1 minute or PT10M");
+super::text::text_value!(Duration, "a duration such as 30s, 500ms, 1 minute or PT10M");
 
 #[cfg(test)]
 mod tests {

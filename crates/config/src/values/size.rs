@@ -83,7 +83,7 @@ impl fmt::Display for Size {
     }
 }
 
-super::text_value!(Size, "a size such as 8KiB, 10MiB or 256 kilobytes");
+super::text::text_value!(Size, "a size such as 8KiB, 10MiB or 256 kilobytes");
 
 #[cfg(test)]
 mod tests {

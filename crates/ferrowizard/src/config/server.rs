@@ -2,9 +2,6 @@
 
 use ferrowizard_config::{Config, Duration, Invalid, Size};
 use ferrowizard_logging::config::{AppenderFactory, ConsoleAppenderFactory};
-use std::net::IpAddr;
-
-use ipnet::IpNet;
 
 /// The keys every connector has, beside its own.
 #[derive(Clone, Debug, PartialEq, Config)]
@@ -84,14 +81,6 @@ pub struct HttpsConnectorFactory {
     pub supported_protocols: Vec<TlsProtocol>,
 }
 
-/// A network of `trustedProxies`: `10.0.0.0/8`, `2001:db8::/32`, or one address.
-pub(crate) fn parse_network(text: &str) -> Result<IpNet, String> {
-    let text = text.trim();
-    text.parse::<IpNet>()
-        .or_else(|_| text.parse::<IpAddr>().map(IpNet::from))
-        .map_err(|_| format!("{text:?} is not a network (10.0.0.0/8) or an address (10.1.2.3)"))
-}
-
 fn header_size_floor(size: &Size, _: &()) -> garde::Result {
     if size.to_bytes() < 8192 {
         Err(garde::Error::new(
@@ -103,7 +92,7 @@ fn header_size_floor(size: &Size, _: &()) -> garde::Result {
 }
 
 fn valid_network(network: &str, _: &()) -> garde::Result {
-    parse_network(network)
+    crate::server::connection::forwarded::parse_network(network)
         .map(|_| ())
         .map_err(garde::Error::new)
 }
@@ -128,7 +117,7 @@ fn request_log_layouts(appenders: &[AppenderFactory], _: &()) -> garde::Result {
             }
             // A pattern that fails `check_words` is reported where it is written.
             if ferrowizard_logging::layout::pattern::check_words(f).is_ok() {
-                crate::server::check_log_format(f)
+                crate::server::request_log::access_pattern::check(f)
                     .map_err(|e| garde::Error::new(format!("[{i}].logFormat: {e}")))?;
             }
         }

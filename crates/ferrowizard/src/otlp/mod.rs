@@ -13,11 +13,9 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
 use opentelemetry::trace::{TraceContextExt, TraceFlags, TraceState, TracerProvider as _};
 use opentelemetry::{KeyValue, trace};
 use opentelemetry_otlp::{
@@ -34,15 +32,15 @@ use tracing_subscriber::registry::LookupSpan;
 
 use crate::config::opentelemetry::{OpenTelemetryFactory, OtlpProtocol};
 
+mod http_client;
+mod record;
 mod request;
 mod spans;
 mod wire;
 
 use crate::trace::TraceContext;
+use http_client::HttpClient;
 pub(crate) use request::{Recording, RequestSpan, ServerSpan, decide, start};
-
-/// Whether an export is installed: the observe stage hands spans to it only then.
-static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// A running export: its runtime, its providers, the requests' queue and its drop counters.
 /// [`Export::shutdown`] exports what is queued; dropped without it, the export stops handing
@@ -69,7 +67,7 @@ impl Drop for Export {
 
 /// Stops handing requests to the export.
 fn uninstall() {
-    INSTALLED.store(false, Ordering::Release);
+    request::INSTALLED.store(false, Ordering::Release);
     request::install(None, 0.0);
 }
 
@@ -192,7 +190,7 @@ impl Export {
         let requests = Arc::new(request::Queue::new(queue, dropped_spans.clone()));
         runtime.spawn(requests.clone().run(request_spans.clone()));
         request::install(Some(requests.clone()), factory.sampling);
-        INSTALLED.store(true, Ordering::Release);
+        request::INSTALLED.store(true, Ordering::Release);
         Ok(Export {
             tracer,
             logger,
@@ -359,43 +357,6 @@ impl Exporters<'_> {
 
     fn logs(&self) -> Result<LogExporter, String> {
         exporter!(self, LogExporter, "/v1/logs")
-    }
-}
-
-/// OTLP/HTTP's client: hyper's, on the export runtime (the batch processors' threads only
-/// wait for its answer), so that no second HTTP stack is needed.
-#[derive(Clone, Debug)]
-struct HttpClient {
-    handle: tokio::runtime::Handle,
-    client: hyper_util::client::legacy::Client<
-        hyper_util::client::legacy::connect::HttpConnector,
-        Full<Bytes>,
-    >,
-    timeout: Duration,
-}
-
-#[async_trait::async_trait]
-impl opentelemetry_http::HttpClient for HttpClient {
-    async fn send_bytes(
-        &self,
-        request: http::Request<Bytes>,
-    ) -> Result<http::Response<Bytes>, opentelemetry_http::HttpError> {
-        let (client, timeout) = (self.client.clone(), self.timeout);
-        self.handle
-            .spawn(async move {
-                let answer = async move {
-                    let response = client.request(request.map(Full::new)).await?;
-                    let (parts, body) = response.into_parts();
-                    let body = body.collect().await?.to_bytes();
-                    Ok::<_, opentelemetry_http::HttpError>(http::Response::from_parts(parts, body))
-                };
-                match tokio::time::timeout(timeout, answer).await {
-                    Ok(answer) => answer,
-                    Err(_) => Err("the collector did not answer in time".into()),
-                }
-            })
-            .await
-            .map_err(|e| -> opentelemetry_http::HttpError { Box::new(e) })?
     }
 }
 

@@ -11,17 +11,21 @@
 //! span through the OpenTelemetry context the request makes current.
 
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
-use http::{HeaderValue, Method};
+use http::Method;
 use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
 
+use super::record::Record;
 use super::spans::Spans;
 use crate::trace::TraceContext;
 
 /// The most spans one export request carries (the SDK's batch processor's default).
+/// Whether an export is installed: the observe stage hands spans to it only then.
+pub(super) static INSTALLED: AtomicBool = AtomicBool::new(false);
+
 const BATCH: usize = 512;
 
 /// How long a span waits at most before it is exported (the SDK's default delay).
@@ -55,7 +59,7 @@ fn recorded(trace_id: [u8; 16], bound: u64) -> bool {
 /// installed). The observe stage asks when the request arrives, so that the trace context's
 /// sampled flag is the export's decision from the start (its log records say so too).
 pub(crate) fn decide(trace: &TraceContext) -> Option<bool> {
-    if !super::INSTALLED.load(Ordering::Acquire) {
+    if !INSTALLED.load(Ordering::Acquire) {
         return None;
     }
     Some(match trace.parent_span_id() {
@@ -68,67 +72,6 @@ pub(crate) fn decide(trace: &TraceContext) -> Option<bool> {
 pub(super) fn install(queue: Option<Arc<Queue>>, ratio: f64) {
     BOUND.store(bound(ratio), Ordering::Release);
     *QUEUE.write().unwrap_or_else(PoisonError::into_inner) = queue;
-}
-
-/// A recorded request's span, as the export thread writes it.
-#[derive(Debug)]
-pub(super) struct Record {
-    pub(super) trace_id: [u8; 16],
-    pub(super) span_id: [u8; 8],
-    /// The caller's span, when the request came with one.
-    pub(super) parent: Option<[u8; 8]>,
-    /// The caller's `tracestate`, as propagated.
-    pub(super) state: Option<HeaderValue>,
-    pub(super) start: SystemTime,
-    pub(super) end: SystemTime,
-    pub(super) method: Method,
-    /// `network.protocol.version`.
-    pub(super) version: &'static str,
-    pub(super) client: Option<IpAddr>,
-    /// `None` when the request ended before its response (the client went away).
-    pub(super) status: Option<u16>,
-    /// The path, the query, the request ID and the route, one after another.
-    text: String,
-    path: u32,
-    query: Option<u32>,
-    request_id: Option<u32>,
-    route: Option<u32>,
-}
-
-impl Record {
-    /// The text's parts: path, query, request ID, route.
-    pub(super) fn parts(&self) -> (&str, Option<&str>, Option<&str>, Option<&str>) {
-        let mut rest = self.text.as_str();
-        let mut take = |len: u32| {
-            let (part, tail) = rest.split_at((len as usize).min(rest.len()));
-            rest = tail;
-            part
-        };
-        let path = take(self.path);
-        let query = self.query.map(&mut take);
-        let request_id = self.request_id.map(&mut take);
-        let route = self.route.map(&mut take);
-        (path, query, request_id, route)
-    }
-
-    #[cfg(test)]
-    fn route(&self) -> Option<&str> {
-        self.parts().3
-    }
-
-    #[cfg(test)]
-    fn request_id(&self) -> Option<&str> {
-        self.parts().2
-    }
-
-    /// Sets the route (the last part of the text).
-    fn set_route(&mut self, route: &str) {
-        if let Some(old) = self.route.take() {
-            self.text.truncate(self.text.len() - old as usize);
-        }
-        self.text.push_str(route);
-        self.route = Some(route.len() as u32);
-    }
 }
 
 /// The recorded requests waiting for export: at most `cap`; more are dropped and counted.
@@ -277,7 +220,7 @@ pub(crate) fn start<'a>(
     trace: &mut TraceContext,
     span: impl FnOnce() -> ServerSpan<'a>,
 ) -> Recording {
-    if !super::INSTALLED.load(Ordering::Acquire) {
+    if !INSTALLED.load(Ordering::Acquire) {
         return Recording::NoExport;
     }
     let trace_id = trace.trace_id().to_bytes();
@@ -355,6 +298,7 @@ mod tests {
     use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample};
 
     use super::*;
+    use http::HeaderValue;
 
     /// Catches: a request's decision that differs from the SDK's ratio sampler (the spans made
     /// inside a recorded request would be dropped, or those of one not recorded kept).

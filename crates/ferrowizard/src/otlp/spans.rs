@@ -13,7 +13,7 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::SpanData;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
-use super::HttpClient;
+use super::http_client::HttpClient;
 use super::wire::{self, EncodedResource};
 
 /// gRPC's method for traces.
@@ -103,7 +103,7 @@ impl Spans {
     /// Exports recorded requests' spans (see [`super::request`]).
     pub(super) async fn export_requests(
         &self,
-        records: &[super::request::Record],
+        records: &[super::record::Record],
     ) -> Result<(), String> {
         if records.is_empty() {
             return Ok(());

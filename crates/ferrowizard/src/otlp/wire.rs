@@ -19,7 +19,7 @@ use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SpanData;
 
-use super::request::Record;
+use super::record::Record;
 
 /// Protobuf's wire types.
 const VARINT: u32 = 0;
@@ -434,7 +434,7 @@ fn known_method(method: &http::Method) -> Option<&'static str> {
     .map(|(_, name)| name)
 }
 
-/// A request's span ([`super::request::Record`]) with its attributes and size worked out.
+/// A request's span ([`super::record::Record`]) with its attributes and size worked out.
 struct RequestSized<'a> {
     record: &'a Record,
     attributes: [(&'static str, Option<Attr<'a>>); 9],

@@ -11,47 +11,34 @@
 //!
 //! ```text
 //!  accept ──▶ connection ──▶ Pipeline: receive ─▶ observe ─▶ admit ─▶ route ─▶ handle ─▶ respond ─▶ measure ─▶ log
-//!  accept.rs  connection.rs  pipeline.rs
-//!                              receive.rs  observe.rs  admit.rs  route.rs  handle.rs  respond.rs  metrics.rs  request_log.rs
+//!  connection/             pipeline/                                                                          request_log/
+//!    accept.rs mod.rs        mod.rs receive.rs observe.rs admit.rs route.rs handle.rs respond.rs metrics.rs     mod.rs
 //! ```
+//!
+//! The three folders are the three stages of the drawing: `connection/` (a connection's life:
+//! accepting, TLS, timeouts, a trusted proxy's client, the connection limits), `pipeline/` (one
+//! request, receive to measure) and `request_log/` (the line, its entry and its formats).
 //!
 //! | stage | module | what it does | hands on |
 //! |---|---|---|---|
-//! | accept | `accept` | accepts a connection, TLS handshake, counts it | the connection |
+//! | accept | `connection::accept` | accepts a connection, TLS handshake, counts it | the connection |
 //! | connection | `connection` | hyper reads each request; `ConnectInfo`, a trusted proxy's client, timeouts | the request, its `Respond` part |
-//! | receive | `receive` | arrival time; the headers the later stages need, read once | `Received` (time, request-log entry, whether errors go out as JSON) |
-//! | observe | `observe` | with `requestId` or `traceContext`: the request's ID, its W3C trace context (for handlers), the logging context with both; the `http.server.request` span (opened once the route is known, entered while the router runs, given the status by respond) | an `Observation` |
-//! | admit | `admit` | 405 `allowedMethods`, 413 `maxRequestBodySize`, 503 `maxThreads` + `maxQueuedRequests` | a `Place` (running or queued), or the refusal |
-//! | route | `route` | the known template the path matches (matchit) | a `Route` |
-//! | handle | `handle` | the application's axum router, compression, a panic as 500 | the response (with `Matched` from a merged router's route layer) |
-//! | respond | `respond` | a server error's JSON body for a JSON client ([`crate::errors`]), `Vary`, `Server`, the request's end for the connection's timeouts | the response, in place |
-//! | measure | `metrics` | `ferrowizard.requests`, `.responses`, `.routes` timers | |
+//! | receive | `pipeline::receive` | arrival time; the headers the later stages need, read once | `Received` (time, request-log entry, whether errors go out as JSON) |
+//! | observe | `pipeline::observe` | with `requestId` or `traceContext`: the request's ID, its W3C trace context (for handlers), the logging context with both; the `http.server.request` span (opened once the route is known, entered while the router runs, given the status by respond) | an `Observation` |
+//! | admit | `pipeline::admit` | 405 `allowedMethods`, 413 `maxRequestBodySize`, 503 `maxThreads` + `maxQueuedRequests` | a `Place` (running or queued), or the refusal |
+//! | route | `pipeline::route` | the known template the path matches (matchit) | a `Route` |
+//! | handle | `pipeline::handle` | the application's axum router, compression, a panic as 500 | the response (with `Matched` from a merged router's route layer) |
+//! | respond | `pipeline::respond` | a server error's JSON body for a JSON client ([`crate::errors`]), `Vary`, `Server`, the request's end for the connection's timeouts | the response, in place |
+//! | measure | `pipeline::metrics` | `ferrowizard.requests`, `.responses`, `.routes` timers | |
 //! | log | `request_log` | the request-log line (at once, or when a streamed body ends) | |
 //!
 //! `pipeline` strings receive to log together in one service whose future is the one hyper
 //! polls; `activity` is the connection's clock (bytes moved, heads pending, requests in
 //! flight), kept by the connection's stream and by each request until it is answered.
 
-mod accept;
-pub(crate) use access_pattern::check as check_log_format;
-mod access_json;
-mod access_pattern;
-mod activity;
-mod admit;
-mod compress;
 pub(crate) mod connection;
-mod forwarded;
-mod handle;
-pub(crate) mod metrics;
-mod observe;
-mod pipeline;
-mod pressure;
-mod receive;
-mod request_id;
-mod request_log;
-mod respond;
-mod route;
-mod stamp;
+pub(crate) mod pipeline;
+pub(crate) mod request_log;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -62,16 +49,16 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::config::server::{ConnectorFactory, ServerFactory, TlsProtocol};
-use admit::Overload;
+pub use connection::forwarded::Client;
+use connection::pressure::{Connections, Limits};
 use connection::{ConnectionSettings, HttpService};
 use ferrowizard_metrics::{MetricRegistry, RegistryError};
-pub use forwarded::Client;
-use metrics::RequestMetrics;
+use pipeline::admit::Overload;
+use pipeline::metrics::RequestMetrics;
+use pipeline::route::RouteTable;
+pub use pipeline::route::Routes;
 use pipeline::{Pipeline, PipelineSettings};
-use pressure::{Connections, Limits};
 use request_log::RequestLog;
-use route::RouteTable;
-pub use route::Routes;
 
 /// A startup failure, printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -165,7 +152,7 @@ fn settings(connector: &ConnectorFactory) -> (ConnectionSettings, u32, bool) {
             date_header: c.use_date_header,
             forwarded: c
                 .use_forwarded_headers
-                .then(|| Arc::new(forwarded::Trust::new(&c.trusted_proxies))),
+                .then(|| Arc::new(connection::forwarded::Trust::new(&c.trusted_proxies))),
         },
         c.accept_queue_size,
         c.reuse_address,
@@ -193,7 +180,7 @@ fn tls(plan: &Plan) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
             let only12 = v.iter().all(|p| *p == TlsProtocol::TlsV12);
             let cert = c.cert_path.as_deref().unwrap_or_default();
             let key = c.key_path.as_deref().unwrap_or_default();
-            accept::tls_acceptor(cert, key, only13, only12)
+            connection::accept::tls_acceptor(cert, key, only13, only12)
                 .map(Some)
                 .map_err(|message| StartError::Tls {
                     what: format!("{} https connector", plan.role),
@@ -230,11 +217,11 @@ impl PipelineSettings {
             compressed_methods: shared.gzip.included_methods.clone(),
             allowed_methods: shared.allowed_methods.to_vec(),
             max_body: shared.max_request_body_size.to_bytes(),
-            observe: observe::Observe::new(
+            observe: pipeline::observe::Observe::new(
                 shared
                     .request_id
                     .enabled
-                    .then(|| request_id::header_name(&shared.request_id.header_name))
+                    .then(|| pipeline::request_id::header_name(&shared.request_id.header_name))
                     .flatten(),
                 shared.trace_context.enabled,
             ),
@@ -366,7 +353,10 @@ impl Server {
                         why,
                     });
                 }
-                let admin = prefixed(route::layered(admin_router), &f.admin_context_path);
+                let admin = prefixed(
+                    pipeline::route::layered(admin_router),
+                    &f.admin_context_path,
+                );
                 let router: Served = (app.merge(admin), Arc::new(table));
                 vec![(
                     Plan {
@@ -384,12 +374,13 @@ impl Server {
         for (plan, router) in plans {
             let addr = address(&plan)?;
             let (_, backlog, reuse) = settings(&plan.connector);
-            let listener =
-                accept::bind(addr, backlog, reuse).map_err(|source| StartError::Bind {
+            let listener = connection::accept::bind(addr, backlog, reuse).map_err(|source| {
+                StartError::Bind {
                     addr,
                     what: format!("{} connector", plan.role),
                     source,
-                })?;
+                }
+            })?;
             let tls = tls(&plan)?;
             routers.push(router);
             listeners.push((plan, listener, tls));
@@ -440,7 +431,7 @@ impl Server {
                     (connector_name, open, limits),
                 ));
             } else {
-                tokio::spawn(accept::accept_loop(
+                tokio::spawn(connection::accept::accept_loop(
                     listener,
                     tls,
                     service,
@@ -457,7 +448,7 @@ impl Server {
             .filter(|(b, _)| b.role != "admin")
             .map(|(_, o)| o.clone())
             .collect();
-        self::metrics::register_active(metrics, application)?;
+        pipeline::metrics::register_active(metrics, application)?;
         let admin_runtime = if admin_jobs.is_empty() {
             None
         } else {
@@ -610,7 +601,7 @@ fn start_admin_runtime(
                 let mut tasks = Vec::new();
                 for (listener, tls, service, settings, (name, open, limits)) in ready {
                     match TcpListener::from_std(listener) {
-                        Ok(l) => tasks.push(tokio::spawn(accept::accept_loop(l, tls, service, settings, stop_rx.clone(), (name.into(), open.clone(), limits)))),
+                        Ok(l) => tasks.push(tokio::spawn(connection::accept::accept_loop(l, tls, service, settings, stop_rx.clone(), (name.into(), open.clone(), limits)))),
                         Err(e) => tracing::error!(target: "ferrowizard::server", error = %e, "admin connector"),
                     }
                     connections.push(open);

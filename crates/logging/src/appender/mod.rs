@@ -22,6 +22,7 @@
 //! Formatting happens on the writer thread: `BENCHMARKS.md` records the comparison
 //! (formatting the whole line on the caller costs the request thread more).
 
+pub(crate) mod control;
 pub mod labels;
 pub(crate) mod ring;
 pub mod stats;
@@ -40,18 +41,11 @@ use tracing::Level;
 use crate::layout::Layout;
 use crate::record::Record;
 use crate::sink::Sink;
+use control::Control;
 use labels::AppenderLabels;
 use ring::{Claim, Refused, Ring};
 use stats::{AppenderStats, Counters, level_index};
 use wake::{Room, Sleep};
-
-/// What the writer is asked to do besides writing.
-pub(crate) enum Control {
-    /// Write everything claimed before index `.0`, flush the destination, then answer.
-    Flush(u64, Sender<()>),
-    /// Write everything that reaches the writer, flush, answer, and stop.
-    Stop(Sender<()>),
-}
 
 thread_local! {
     /// Set while this thread fills a claimed slot: an event logged from inside that (a

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::Control;
+use super::control::Control;
 use super::ring::Consumer;
 use super::stats::{Counters, level_index};
 use super::wake::{Room, Sleep};

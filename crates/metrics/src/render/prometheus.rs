@@ -14,8 +14,9 @@
 
 use std::fmt::Write as _;
 
+use crate::kind::MetricKind;
 use crate::names;
-use crate::registry::{FamilyView, Metric, MetricKind};
+use crate::registry::{FamilyView, Metric};
 use crate::snapshot::Snapshot;
 
 /// The quantiles a summary reports, as DropWizard's JSON does (p50 … p999).

@@ -14,7 +14,8 @@
 //! (`t,count,max,mean,...`; `t` is the time of the report in seconds since the epoch).
 //! Series names are DropWizard JSON keys (labels appended as dotted segments).
 
-use crate::registry::{FamilyView, Metric, MetricKind};
+use crate::kind::MetricKind;
+use crate::registry::{FamilyView, Metric};
 use crate::snapshot::Snapshot;
 
 const NANOS_PER_MILLI: f64 = 1_000_000.0;

@@ -2,13 +2,17 @@
 //!
 //! Hand-written rather than tower-http's `TraceLayer`: the line must reach the appenders
 //! without going through `tracing`'s per-event machinery and level filters (a request log is
-//! not a level), and it is part of the server's hot path. The pipeline ([`super::pipeline`]) takes an
+//! not a level), and it is part of the server's hot path. The pipeline ([`crate::server::pipeline`]) takes an
 //! [`Entry`] when a request arrives and hands it back with the response: a body of known
 //! length (nearly every response) is logged at once with that length; a streamed one is
 //! wrapped and logged when its last byte is sent (or the client goes away), with the bytes
 //! actually sent. The line is formatted on the request thread straight into the appender's
 //! queue slot (no allocation) and queued lossless by default: every completed request has its
 //! line.
+
+pub(crate) mod access_json;
+pub(crate) mod access_pattern;
+pub(crate) mod entry;
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -23,9 +27,10 @@ use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
 use jiff::tz::TimeZone;
 
-use super::access_json::{AccessJson, Wanted};
-use super::access_pattern::AccessPattern;
 use crate::config::server::RequestLogFactory;
+use crate::server::request_log::access_json::{AccessJson, Wanted};
+use crate::server::request_log::access_pattern::AccessPattern;
+use entry::{Entry, Extra, scheme, version, wall_clock, write_ip};
 
 /// Line format.
 #[derive(Debug)]
@@ -134,7 +139,11 @@ impl RequestLog {
 
     /// Keeps the request's ID and trace ids that `observation` found in `entry`, for the
     /// layouts that write them.
-    pub(crate) fn keep_ids(&self, entry: &mut Entry, observation: &super::observe::Observation) {
+    pub(crate) fn keep_ids(
+        &self,
+        entry: &mut Entry,
+        observation: &crate::server::pipeline::observe::Observation,
+    ) {
         if let Some(extra) = entry.extra.as_mut() {
             if self.wanted.request_id {
                 extra.request_id = observation.request_id().map(Box::from);
@@ -238,133 +247,6 @@ fn lossless_by_default(f: &mut ferrowizard_logging::AppenderFactory) {
     }
 }
 
-/// What the line needs from the request, taken before the handler runs.
-pub(crate) struct Entry {
-    started: Instant,
-    time: SystemTime,
-    client: Option<SocketAddr>,
-    method: http::Method,
-    /// The request target as received (origin-form: the path and query): the only part of
-    /// the URI a line shows, so the only one kept (a clone of the whole URI is three
-    /// reference counts taken and given back).
-    target: Option<http::uri::PathAndQuery>,
-    version: http::Version,
-    referer: Option<http::HeaderValue>,
-    user_agent: Option<http::HeaderValue>,
-    /// Only for access-json lines that ask for more.
-    extra: Option<Box<Extra>>,
-}
-
-/// What only access-json lines need from a request (kept only when a layout asks).
-pub(crate) struct Extra {
-    /// `http` or `https`, as the client asked (a trusted proxy's word, else the connector's).
-    scheme: &'static str,
-    request_headers: Vec<(http::HeaderName, String)>,
-    response_headers: Vec<(http::HeaderName, String)>,
-    /// The request's ID, when a layout writes it (`requestId`) and the request has one.
-    request_id: Option<Box<str>>,
-    /// The request's trace and span ids, when a layout writes them and the request has them.
-    trace_ids: Option<super::observe::TraceIds>,
-}
-
-/// The scheme the client used: a trusted proxy's (`useForwardedHeaders`), else the
-/// connector's.
-fn scheme(extensions: &http::Extensions) -> &'static str {
-    if let Some(f) = extensions.get::<super::forwarded::Forwarded>()
-        && let Some(scheme) = f.scheme()
-    {
-        return scheme;
-    }
-    if extensions.get::<super::forwarded::Tls>().is_some() {
-        "https"
-    } else {
-        "http"
-    }
-}
-
-impl Entry {
-    /// The request target; empty for the authority form (`CONNECT host:port`), whose URI
-    /// has no path.
-    pub(crate) fn target(&self) -> &str {
-        self.target.as_ref().map_or("", |p| p.as_str())
-    }
-
-    pub(crate) fn time(&self) -> SystemTime {
-        self.time
-    }
-
-    pub(crate) fn client(&self) -> Option<SocketAddr> {
-        self.client
-    }
-
-    pub(crate) fn method(&self) -> &http::Method {
-        &self.method
-    }
-
-    pub(crate) fn version(&self) -> http::Version {
-        self.version
-    }
-
-    pub(crate) fn referer(&self) -> Option<&str> {
-        self.referer.as_ref().and_then(|v| v.to_str().ok())
-    }
-
-    pub(crate) fn user_agent(&self) -> Option<&str> {
-        self.user_agent.as_ref().and_then(|v| v.to_str().ok())
-    }
-
-    pub(crate) fn scheme(&self) -> &'static str {
-        self.extra.as_ref().map_or("http", |x| x.scheme)
-    }
-
-    pub(crate) fn request_headers(&self) -> &[(http::HeaderName, String)] {
-        self.extra.as_ref().map_or(&[], |x| &x.request_headers)
-    }
-
-    pub(crate) fn response_headers(&self) -> &[(http::HeaderName, String)] {
-        self.extra.as_ref().map_or(&[], |x| &x.response_headers)
-    }
-
-    pub(crate) fn request_id(&self) -> Option<&str> {
-        self.extra.as_ref().and_then(|x| x.request_id.as_deref())
-    }
-
-    pub(crate) fn trace_ids(&self) -> Option<super::observe::TraceIds> {
-        self.extra.as_ref().and_then(|x| x.trace_ids)
-    }
-}
-
-/// The wall-clock time of `at`, from a reading of the system clock taken at most a second
-/// earlier on this thread: one clock reading a request instead of two (the line's timestamp
-/// has a second's resolution, access-json's a millisecond's; both monotonic within a second).
-fn wall_clock(at: Instant) -> SystemTime {
-    thread_local! {
-        static ANCHOR: std::cell::Cell<Option<(Instant, SystemTime)>> =
-            const { std::cell::Cell::new(None) };
-    }
-    ANCHOR.with(
-        |anchor| match anchor.get().map(|(i, s)| (at.checked_duration_since(i), s)) {
-            Some((Some(since), s)) if since < Duration::from_secs(1) => s + since,
-            _ => {
-                let (i, s) = (Instant::now(), SystemTime::now());
-                anchor.set(Some((i, s)));
-                s.checked_sub(i.saturating_duration_since(at)).unwrap_or(s)
-            }
-        },
-    )
-}
-
-/// `HTTP/1.1` and the like.
-pub(crate) fn version(v: http::Version) -> &'static str {
-    match v {
-        http::Version::HTTP_09 => "HTTP/0.9",
-        http::Version::HTTP_10 => "HTTP/1.0",
-        http::Version::HTTP_2 => "HTTP/2.0",
-        http::Version::HTTP_3 => "HTTP/3.0",
-        _ => "HTTP/1.1",
-    }
-}
-
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
@@ -440,39 +322,6 @@ fn write_stamp(out: &mut Text, time: SystemTime, zone: &Zone) {
             }
         }
         out.push_str(&cache.text);
-    });
-}
-
-thread_local! {
-    /// The client address last written on this thread, as text: consecutive requests often
-    /// come from one address (a connection's, a load balancer's).
-    static CLIENT: std::cell::RefCell<(Option<std::net::IpAddr>, String)> =
-        const { std::cell::RefCell::new((None, String::new())) };
-}
-
-pub(crate) fn write_ip(out: &mut Text, ip: std::net::IpAddr) {
-    use std::fmt::Write;
-    CLIENT.with(|cell| {
-        let mut last = cell.borrow_mut();
-        if last.0 != Some(ip) {
-            last.1.clear();
-            match ip {
-                // Without the formatting machinery.
-                std::net::IpAddr::V4(v4) => {
-                    for (i, octet) in v4.octets().iter().enumerate() {
-                        if i > 0 {
-                            last.1.push('.');
-                        }
-                        last.1.push_str(itoa::Buffer::new().format(*octet));
-                    }
-                }
-                std::net::IpAddr::V6(_) => {
-                    let _ = write!(last.1, "{ip}");
-                }
-            }
-            last.0 = Some(ip);
-        }
-        out.push_str(&last.1);
     });
 }
 

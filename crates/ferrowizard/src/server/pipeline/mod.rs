@@ -19,6 +19,17 @@
 //! the connector's shared state, keeps its state inline in one future, clones nothing, and
 //! its body is re-boxed only when compressed or streamed to the request log.
 
+pub(crate) mod admit;
+pub(crate) mod compress;
+pub(crate) mod handle;
+pub(crate) mod metrics;
+pub(crate) mod observe;
+pub(crate) mod receive;
+pub(crate) mod request_id;
+pub(crate) mod respond;
+pub(crate) mod route;
+pub(crate) mod stamp;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -31,15 +42,16 @@ use http::{Method, Request, Response};
 use pin_project_lite::pin_project;
 use tower::Service;
 
-use super::admit::{Admission, Overload, Place};
-use super::compress::Compressible;
-use super::handle::{Handler, Handling, Inner};
-use super::metrics::RequestMetrics;
-use super::observe::{Observation, Observe};
-use super::receive::{Received, receive};
-use super::request_log::{Entry, RequestLog};
-use super::respond::{Respond, respond};
-use super::route::{Matched, Route, RouteTable};
+use crate::server::pipeline::admit::{Admission, Overload, Place};
+use crate::server::pipeline::compress::Compressible;
+use crate::server::pipeline::handle::{Handler, Handling, Inner};
+use crate::server::pipeline::metrics::RequestMetrics;
+use crate::server::pipeline::observe::{Observation, Observe};
+use crate::server::pipeline::receive::{Received, receive};
+use crate::server::pipeline::respond::{Respond, respond};
+use crate::server::pipeline::route::{Matched, Route, RouteTable};
+use crate::server::request_log::RequestLog;
+use crate::server::request_log::entry::Entry;
 
 /// What a [`Pipeline`] needs from the configuration.
 #[derive(Clone, Debug)]
@@ -71,7 +83,7 @@ struct Shared {
     vary_from: Option<u64>,
     metrics: Option<RequestMetrics>,
     request_log: Option<Arc<RequestLog>>,
-    /// The routes whose templates are known (see `super::route`).
+    /// The routes whose templates are known (see `crate::server::pipeline::route`).
     routes: Arc<RouteTable>,
     /// Request IDs and trace context.
     observe: Observe,

@@ -11,7 +11,7 @@ use axum::body::Body;
 use http::{HeaderValue, Response, header};
 use http_body::Body as _;
 
-use super::activity::InFlight;
+use crate::server::connection::activity::InFlight;
 
 /// The `Server` header's value when `useServerHeader` is on, as Jetty sends `Jetty(9.4.x)`.
 pub(crate) const SERVER_HEADER: &str = concat!("ferrowizard/", env!("CARGO_PKG_VERSION"));

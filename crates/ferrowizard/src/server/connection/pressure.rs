@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::activity::Activity;
+use crate::server::connection::activity::Activity;
 
 /// Under soft pressure, only connections idle for this long are closed (Jetty's
 /// `lowResourcesIdleTimeout` default).

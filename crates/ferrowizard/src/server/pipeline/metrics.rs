@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use ferrowizard_metrics::{Meter, MetricRegistry, RegistryError, Timer};
 use http::Method;
 
-use super::admit::Overload;
+use crate::server::pipeline::admit::Overload;
 
 /// Registers `ferrowizard.requests.active`, the requests being handled now on the application
 /// connectors: those their admission counts (`overloads`), running or waiting for a slot.

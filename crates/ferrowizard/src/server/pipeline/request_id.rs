@@ -1,5 +1,5 @@
 //! Request IDs: the client's when it sends a well-formed one (`X-Request-Id` by default), else
-//! 128 random bits in hex. The observe stage ([`super::observe`]) returns it in the response,
+//! 128 random bits in hex. The observe stage ([`crate::server::pipeline::observe`]) returns it in the response,
 //! and keeps it in the request's logging context while the request is handled, so that every
 //! event logged meanwhile carries it (`%X{requestId}`, the JSON layout's `mdc`).
 

@@ -15,8 +15,8 @@ use pin_project_lite::pin_project;
 use tower::Service;
 use tower_http::compression::{Compression, CompressionLayer};
 
-use super::compress::Compressible;
 use crate::errors::generated;
+use crate::server::pipeline::compress::Compressible;
 
 /// What a pipeline serves: a router, as a tower service (axum's `Router`).
 pub trait Inner:

@@ -18,9 +18,9 @@ use ferrowizard_logging::record::{Text, unix_nanos};
 use http::HeaderName;
 use jiff::tz::TimeZone;
 
-use super::access_json::Wanted;
-use super::request_log::{Entry, version, write_ip};
-use super::stamp::Stamp;
+use crate::server::pipeline::stamp::Stamp;
+use crate::server::request_log::access_json::Wanted;
+use crate::server::request_log::entry::{Entry, version, write_ip};
 
 /// Whether `pattern` is a request log's `logFormat`: the configuration's check.
 pub(crate) fn check(pattern: &str) -> Result<(), PatternError> {

@@ -1,5 +1,5 @@
 //! The observe stage: what makes a request followable across services and log lines, when
-//! the configuration asks for it. Its request ID (`requestId`, [`super::request_id`]), its
+//! the configuration asks for it. Its request ID (`requestId`, [`crate::server::pipeline::request_id`]), its
 //! place in a trace (`traceContext`, [`crate::trace`]), the logging context that carries both
 //! into every event logged while the request is handled, and its `http.server.request` span.
 //! The trace context is current while the request is handled ([`TraceContext::current`],
@@ -79,9 +79,12 @@ impl Observe {
         }
         let mut context = Context::new();
         let request_id = self.request_id.as_ref().map(|name| {
-            let id = super::request_id::id(req.headers().get(name));
+            let id = crate::server::pipeline::request_id::id(req.headers().get(name));
             // Checked or generated: visible ASCII.
-            context.set(super::request_id::KEY, id.to_str().unwrap_or_default());
+            context.set(
+                crate::server::pipeline::request_id::KEY,
+                id.to_str().unwrap_or_default(),
+            );
             (name.clone(), id)
         });
         let trace = self.trace_context.then(|| {
@@ -205,7 +208,7 @@ impl Observation {
             query: req.uri().query(),
             version: protocol(req.version()),
             client: client(req),
-            request_id: self.context.text(super::request_id::KEY),
+            request_id: self.context.text(crate::server::pipeline::request_id::KEY),
         }) {
             crate::otlp::Recording::NoExport => {}
             crate::otlp::Recording::Dropped => return,
@@ -235,7 +238,7 @@ impl Observation {
 
     /// The request's ID, for the request log.
     pub(crate) fn request_id(&self) -> Option<&str> {
-        self.context.text(super::request_id::KEY)
+        self.context.text(crate::server::pipeline::request_id::KEY)
     }
 
     /// The request's trace and span ids, for the request log.

@@ -12,8 +12,8 @@ use ferrowizard_logging::record::{Text, unix_nanos};
 use http::{HeaderMap, HeaderName};
 use jiff::tz::TimeZone;
 
-use super::request_log::{Entry, version};
-use super::stamp::Stamp;
+use crate::server::pipeline::stamp::Stamp;
+use crate::server::request_log::entry::{Entry, version};
 
 /// One appender's access-json settings, ready to write lines.
 #[derive(Debug)]
@@ -212,7 +212,7 @@ impl AccessJson {
                     // An address needs no escaping: written in quotes as it is.
                     out.push('"');
                     match e.client() {
-                        Some(a) => super::request_log::write_ip(out, a.ip()),
+                        Some(a) => crate::server::request_log::entry::write_ip(out, a.ip()),
                         None => out.push('-'),
                     }
                     out.push('"');

@@ -1,7 +1,7 @@
 //! Stage 1, **accept**: a connector's listening socket, the connections it accepts (through
 //! the TLS handshake on an https connector), and their count. Each accepted connection is
-//! handed to [`super::connection`], which serves it on a task of its own; near the limits of
-//! connections and file descriptors, [`super::pressure`] decides what gives way.
+//! handed to [`crate::server::connection`], which serves it on a task of its own; near the limits of
+//! connections and file descriptors, [`crate::server::connection::pressure`] decides what gives way.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,11 +11,11 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::activity::Activity;
-use super::connection::{Connection, ConnectionSettings, HttpService};
-use super::pressure::{
+use crate::server::connection::activity::Activity;
+use crate::server::connection::pressure::{
     self, AcceptErrors, Admission, Backoff, Connections, Limits, OpenConnection, Pressure,
 };
+use crate::server::connection::{Connection, ConnectionSettings, HttpService};
 
 /// Binds `addr` with the connector's socket options.
 pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<TcpListener> {
@@ -33,7 +33,7 @@ pub fn bind(addr: SocketAddr, backlog: u32, reuse_address: bool) -> io::Result<T
 
 /// Accepts connections until `shutdown` turns true, each served by a [`Connection`] on a task of
 /// its own; under pressure (`limits` near), closes idle connections or refuses new ones
-/// ([`super::pressure`]).
+/// ([`crate::server::connection::pressure`]).
 pub(crate) async fn accept_loop(
     listener: TcpListener,
     tls: Option<tokio_rustls::TlsAcceptor>,
@@ -198,7 +198,7 @@ mod bind_tests {
     /// The listen backlog and `SO_REUSEADDR` that `server::settings`, which every connector's
     /// keys go through (application, admin and the simple server's), gives `connector`.
     fn socket_options(connector: HttpConnectorFactory) -> (u32, bool) {
-        let (_, backlog, reuse) = super::super::settings(&ConnectorFactory::Http(connector));
+        let (_, backlog, reuse) = crate::server::settings(&ConnectorFactory::Http(connector));
         (backlog, reuse)
     }
 

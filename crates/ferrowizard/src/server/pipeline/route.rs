@@ -192,7 +192,7 @@ fn nested(prefix: &str, template: &str) -> String {
 /// is): the timers it holds are that server's. A request of a known route and a standard
 /// method finds its timer here, with no lookup beyond the path's; see [`Route`].
 ///
-/// [`RequestMetrics`]: super::metrics::RequestMetrics
+/// [`RequestMetrics`]: crate::server::pipeline::metrics::RequestMetrics
 pub(crate) struct RouteTable {
     matcher: matchit::Router<usize>,
     known: Vec<Known>,

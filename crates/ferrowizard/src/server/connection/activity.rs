@@ -28,22 +28,22 @@ pub(crate) struct Activity {
     peer: Box<str>,
     opened: coarsetime::Instant,
     /// Reads and writes that moved bytes.
-    pub(super) moves: AtomicU64,
+    pub(in crate::server) moves: AtomicU64,
     /// Request heads begun.
-    pub(super) heads: AtomicU64,
+    pub(in crate::server) heads: AtomicU64,
     /// A head has begun arriving and is not complete yet.
-    pub(super) head_pending: AtomicBool,
+    pub(in crate::server) head_pending: AtomicBool,
     /// Requests handed to the service and not answered yet (their heads are complete).
     in_flight: AtomicUsize,
     /// An HTTP/2 connection: frames flow between requests, so there is no head to time.
     http2: AtomicBool,
     /// What the connection's timer saw last: the `moves` count, and since when (ms since
     /// open) that count had not changed. Written once per check, read under pressure.
-    pub(super) seen_moves: AtomicU64,
-    pub(super) quiet_since: AtomicU64,
+    pub(in crate::server) seen_moves: AtomicU64,
+    pub(in crate::server) quiet_since: AtomicU64,
     /// Asked to close if idle, by the accept stage under pressure (once: `nudged`).
-    pub(super) nudge: tokio::sync::Notify,
-    pub(super) nudged: AtomicBool,
+    pub(in crate::server) nudge: tokio::sync::Notify,
+    pub(in crate::server) nudged: AtomicBool,
 }
 
 impl Activity {

@@ -20,8 +20,6 @@ use http::HeaderMap;
 use http::request::Parts;
 use ipnet::IpNet;
 
-use crate::config::server::parse_network;
-
 /// The client of a request as the server sees it: its address, and the scheme and host it
 /// asked for, taken from a trusted proxy's headers when the connector has
 /// `useForwardedHeaders`. An axum extractor.
@@ -312,6 +310,14 @@ fn unquote(value: &str) -> Option<String> {
         out.push(if c == '\\' { chars.next()? } else { c });
     }
     Some(out)
+}
+
+/// A network of `trustedProxies`: `10.0.0.0/8`, `2001:db8::/32`, or one address.
+pub(crate) fn parse_network(text: &str) -> Result<IpNet, String> {
+    let text = text.trim();
+    text.parse::<IpNet>()
+        .or_else(|_| text.parse::<IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("{text:?} is not a network (10.0.0.0/8) or an address (10.1.2.3)"))
 }
 
 #[cfg(test)]

@@ -4,6 +4,11 @@
 //! response ([`Respond`]); the connection's one timer closes it when idle
 //! (`idleTimeout`), when a head is slow to arrive (`headerReadTimeout`), or at shutdown.
 
+pub(crate) mod accept;
+pub(crate) mod activity;
+pub(crate) mod forwarded;
+pub(crate) mod pressure;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -20,9 +25,9 @@ use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
-use super::activity::{Activity, InFlight, Watched};
-use super::pipeline::Pipeline;
-use super::respond::Respond;
+use crate::server::connection::activity::{Activity, InFlight, Watched};
+use crate::server::pipeline::Pipeline;
+use crate::server::pipeline::respond::Respond;
 
 /// The service every connection of a connector runs: the pipeline in front of the router, as
 /// a concrete type (not boxed), so that a request's future lives inline in hyper's
@@ -38,13 +43,13 @@ pub(crate) struct ConnectionSettings {
     pub header_read_timeout: Duration,
     /// Larger request heads get 431.
     pub max_header_size: usize,
-    /// `useServerHeader`: every response carries [`super::respond::SERVER_HEADER`] (unless its handler set
+    /// `useServerHeader`: every response carries [`crate::server::pipeline::respond::SERVER_HEADER`] (unless its handler set
     /// one).
     pub server_header: bool,
     /// `useDateHeader`: every response carries a `Date` header.
     pub date_header: bool,
     /// `useForwardedHeaders` (with `trustedProxies`): whose proxy headers name the client.
-    pub(crate) forwarded: Option<Arc<super::forwarded::Trust>>,
+    pub(crate) forwarded: Option<Arc<crate::server::connection::forwarded::Trust>>,
 }
 
 /// One accepted connection, to be served.
@@ -102,7 +107,7 @@ impl Connection {
         let tls = self.tls;
         let mut extensions = connection_extensions(peer);
         if tls {
-            extensions.insert(super::forwarded::Tls);
+            extensions.insert(crate::server::connection::forwarded::Tls);
         }
         let forwarded = self.settings.forwarded.clone();
         let server_header = self.settings.server_header;
@@ -115,7 +120,8 @@ impl Connection {
                 req.extensions_mut()
                     .insert(axum::extract::ConnectInfo(peer));
                 if tls {
-                    req.extensions_mut().insert(super::forwarded::Tls);
+                    req.extensions_mut()
+                        .insert(crate::server::connection::forwarded::Tls);
                 }
             }
             if let Some(trust) = &forwarded
@@ -130,7 +136,7 @@ impl Connection {
                 peer = head_activity.peer(),
                 method = req.method().as_str(),
                 uri = req.uri().path_and_query().map_or(req.uri().path(), |p| p.as_str()),
-                version = super::request_log::version(req.version()),
+                version = crate::server::request_log::entry::version(req.version()),
                 "request received"
             );
             let request = req.map(Body::new);
@@ -172,7 +178,7 @@ impl Connection {
         let check = OnWake::new(tokio::time::sleep(period));
         tokio::pin!(check);
         // Under pressure the accept stage asks idle connections to close, the longest idle
-        // first (`super::pressure`). Closed gracefully: a request that began meanwhile is
+        // first (`crate::server::connection::pressure`). Closed gracefully: a request that began meanwhile is
         // answered first.
         let nudged = activity.clone();
         let nudge = OnWake::new(async move { nudged.nudge.notified().await });

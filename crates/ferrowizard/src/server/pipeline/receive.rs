@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use http::{HeaderValue, Request, header};
 
-use super::request_log::{Entry, RequestLog};
+use crate::server::request_log::RequestLog;
+use crate::server::request_log::entry::Entry;
 
 /// A request as received.
 pub(crate) struct Received {
