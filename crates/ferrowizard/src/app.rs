@@ -2,8 +2,6 @@
 //! resources, health checks and tasks.
 
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::Request;
@@ -11,39 +9,21 @@ use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, Route};
 use tower::{Layer, Service};
 
-use crate::admin::tasks::Task;
+use crate::admin::tasks::{Task, Tasks};
 use crate::command::Command;
 use crate::config::Configuration;
 use crate::errors::RunError;
+use crate::health::{HealthCheck, HealthChecks};
 use crate::lifecycle::{Lifecycle, Managed};
 use crate::server::Routes;
 use ferrowizard_metrics::MetricRegistry;
-
-/// The outcome of a health check: `Ok(message)` healthy, `Err(message)` unhealthy.
-pub type CheckResult = Result<Option<String>, String>;
-
-/// A named health check, run by `/healthcheck` on the admin connector.
-pub trait HealthCheck: Send + Sync + 'static {
-    /// Checks; a check that does not answer within `admin.healthChecks.timeout` is unhealthy.
-    fn check(&self) -> Pin<Box<dyn Future<Output = CheckResult> + Send + '_>>;
-}
-
-impl<F, Fut> HealthCheck for F
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = CheckResult> + Send + 'static,
-{
-    fn check(&self) -> Pin<Box<dyn Future<Output = CheckResult> + Send + '_>> {
-        Box::pin(self())
-    }
-}
 
 /// What `Application::run` registers: DropWizard's `Environment`.
 #[derive(Default)]
 pub struct Environment {
     pub(crate) routes: Routes,
-    pub(crate) health_checks: Vec<(String, Arc<dyn HealthCheck>)>,
-    pub(crate) tasks: Vec<(String, Arc<dyn Task>)>,
+    pub(crate) health_checks: HealthChecks,
+    pub(crate) tasks: Tasks,
     pub(crate) metrics: MetricRegistry,
     pub(crate) lifecycle: Lifecycle,
 }
@@ -116,13 +96,13 @@ impl Environment {
 
     /// Registers a health check under `name`.
     pub fn health_check(&mut self, name: impl Into<String>, check: impl HealthCheck) -> &mut Self {
-        self.health_checks.push((name.into(), Arc::new(check)));
+        self.health_checks.add(name, check);
         self
     }
 
     /// Registers an admin task, run by `POST /tasks/{name}` on the admin connector.
     pub fn task(&mut self, name: impl Into<String>, task: impl Task) -> &mut Self {
-        self.tasks.push((name.into(), Arc::new(task)));
+        self.tasks.add(name, task);
         self
     }
 

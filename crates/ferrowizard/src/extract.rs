@@ -10,8 +10,14 @@ use serde::de::DeserializeOwned;
 
 use crate::errors::{ErrorMessage, json_response};
 
-/// A JSON request body deserialized into `T` and validated with [garde], as DropWizard's
-/// `@Valid` on an entity parameter: the handler runs only for a body that is valid.
+/// A JSON request body deserialized into `T` and validated, as DropWizard's `@Valid` on an
+/// entity parameter: the handler runs only for a body that is valid.
+///
+/// Derive [`Config`](crate::Config) for the body's type: its keys are its fields in camelCase,
+/// an absent key takes its default (as Jackson leaves a field null or zero for the validator
+/// to judge), an unknown key is refused, and the rules are garde's, in `#[config(...)]`. The
+/// application needs no serde or garde of its own for it. (A type with serde's and garde's own
+/// derives works too; then its garde must be the version ferrowizard uses.)
 ///
 /// Refused bodies are answered in DropWizard's JSON shapes (see [`ValidRejection`]):
 /// - a content type other than `application/json` (or `application/*+json`): 415,
@@ -23,15 +29,19 @@ use crate::errors::{ErrorMessage, json_response};
 /// - a body longer than the server allows: 413.
 ///
 /// ```
+/// use ferrowizard::Config;
 /// use ferrowizard::axum::{Router, body::Body, http::Request, routing::post};
 /// use ferrowizard::extract::Valid;
 /// use tower::ServiceExt;
 ///
-/// #[derive(serde::Deserialize, garde::Validate)]
+/// /// A trade to place.
+/// #[derive(Config)]
 /// struct Trade {
-///     #[garde(length(min = 1))]
+///     /// The symbol traded.
+///     #[config(length(min = 1))]
 ///     symbol: String,
-///     #[garde(range(min = 1))]
+///     /// How many.
+///     #[config(range(min = 1))]
 ///     quantity: u32,
 /// }
 ///
@@ -49,7 +59,9 @@ use crate::errors::{ErrorMessage, json_response};
 /// };
 /// let ok = app.clone().oneshot(post(r#"{"symbol":"ACME","quantity":5}"#)).await.unwrap();
 /// assert_eq!(ok.status(), 200);
-/// let invalid = app.clone().oneshot(post(r#"{"symbol":"","quantity":0}"#)).await.unwrap();
+/// let unknown = app.clone().oneshot(post(r#"{"symbol":"ACME","quantity":5,"price":1}"#)).await;
+/// assert_eq!(unknown.unwrap().status(), 400);
+/// let invalid = app.clone().oneshot(post(r#"{"symbol":""}"#)).await.unwrap();
 /// assert_eq!(invalid.status(), 422);
 /// let body = axum::body::to_bytes(invalid.into_body(), 1024).await.unwrap();
 /// assert_eq!(

@@ -14,7 +14,7 @@ mod command;
 pub mod config;
 pub mod errors;
 pub mod extract;
-mod health;
+pub mod health;
 mod lifecycle;
 #[cfg(feature = "otlp")]
 mod otlp;
@@ -24,8 +24,8 @@ pub mod server;
 pub mod testing;
 pub mod trace;
 
-pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult};
-pub use app::{Application, Environment, HealthCheck};
+pub use admin::tasks::{Task, TaskError, TaskParams, TaskResult, Tasks};
+pub use app::{Application, Environment};
 /// The axum ferrowizard is built on: routers, extractors and responses of this version fit
 /// [`Environment::routes`] and [`Environment::layer`].
 pub use axum;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::admin::Admin;
 use crate::app::{Application, Environment};
 use crate::config::Configuration;
-use crate::health::{Health, shutdown_wait};
+use crate::health::schedule::{Readiness, shutdown_wait};
 use crate::lifecycle::Started;
 use crate::reporters::Reporters;
 use crate::server::{Bound, Server};
@@ -22,7 +22,7 @@ pub(crate) struct Running {
 
 /// `health:` running: its checks' tasks, and the delayed shutdown's wait.
 struct Scheduled {
-    health: Arc<Health>,
+    health: Arc<Readiness>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     wait: Option<std::time::Duration>,
 }
@@ -51,7 +51,8 @@ impl Running {
         // `health:`: its checks are registered ones; its response is an application route.
         let health = match config.health().filter(|h| h.enabled) {
             Some(factory) => {
-                let health = Health::new(factory, &health_checks).map_err(|e| e.to_string())?;
+                let health =
+                    Readiness::new(factory, &health_checks.checks).map_err(|e| e.to_string())?;
                 routes = routes.merge(health.router(&factory.health_check_url_paths));
                 Some((health, shutdown_wait(factory)))
             }

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use ferrowizard::HealthCheck;
 use ferrowizard::admin::Admin;
 use ferrowizard::config::server::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
     HttpsConnectorFactory, SimpleServerFactory,
 };
 use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
+use ferrowizard::health::{Health, HealthChecks};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::{Routes, Server};
 use tokio::sync::Semaphore;
@@ -479,13 +479,13 @@ fn admin_addr(s: &Server) -> SocketAddr {
 }
 
 /// A server whose admin side has `checks` (each named) with a 300 ms timeout.
-async fn with_checks(checks: Vec<(String, Arc<dyn HealthCheck>)>) -> Server {
+async fn with_checks(checks: HealthChecks) -> Server {
     let mut config = AdminFactory::default();
     config.health_checks.timeout = ConfigDuration::milliseconds(300);
     let admin = Admin {
         config,
         health_checks: checks,
-        tasks: Vec::new(),
+        tasks: Default::default(),
         metrics: MetricRegistry::new(),
         logging: None,
         runtime: tokio::runtime::Handle::current(),
@@ -510,17 +510,12 @@ fn body(response: &str) -> serde_json::Value {
 async fn a_hanging_health_check_is_answered_within_its_timeout() {
     let hangs = || async {
         tokio::time::sleep(Duration::from_secs(3600)).await;
-        Ok(None)
+        Health::healthy()
     };
-    let fine = || async { Ok(Some("all good".to_owned())) };
-    let server = with_checks(vec![
-        (
-            "database".to_owned(),
-            Arc::new(hangs) as Arc<dyn HealthCheck>,
-        ),
-        ("cache".to_owned(), Arc::new(fine) as Arc<dyn HealthCheck>),
-    ])
-    .await;
+    let fine = || async { Health::healthy_with("all good") };
+    let mut checks = HealthChecks::default();
+    checks.add("database", hangs).add("cache", fine);
+    let server = with_checks(checks).await;
     let addr = admin_addr(&server);
     let asked = std::time::Instant::now();
     let response = tokio::task::spawn_blocking(move || get_close(addr, "/healthcheck"))
@@ -540,7 +535,7 @@ async fn a_hanging_health_check_is_answered_within_its_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_application_checks_healthcheck_is_501() {
-    let server = with_checks(Vec::new()).await;
+    let server = with_checks(HealthChecks::default()).await;
     let addr = admin_addr(&server);
     let response = tokio::task::spawn_blocking(move || get_close(addr, "/healthcheck"))
         .await
@@ -679,15 +674,19 @@ async fn admin_max_threads_bounds_the_admin_side_and_the_rest_get_503() {
         let gate = held.clone();
         async move {
             let _permit = gate.acquire().await;
-            Ok(Some("let go".to_owned()))
+            Health::healthy_with("let go")
         }
     };
     let mut config = AdminFactory::default();
     config.health_checks.timeout = ConfigDuration::seconds(60);
     let admin = Admin {
         config,
-        health_checks: vec![("held".to_owned(), Arc::new(check) as Arc<dyn HealthCheck>)],
-        tasks: Vec::new(),
+        health_checks: {
+            let mut checks = HealthChecks::default();
+            checks.add("held", check);
+            checks
+        },
+        tasks: Default::default(),
         metrics: MetricRegistry::new(),
         logging: None,
         runtime: tokio::runtime::Handle::current(),
@@ -732,7 +731,7 @@ async fn admin_max_threads_bounds_the_admin_side_and_the_rest_get_503() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_admin_side_answers_while_handlers_block_every_application_worker() {
-    let server = with_checks(Vec::new()).await;
+    let server = with_checks(HealthChecks::default()).await;
     let (app, admin) = (app_addr(&server), admin_addr(&server));
     // Four handlers that each block a worker for 2.5 s: both workers are held for ~5 s (the
     // last two answers come after 5 s: they are waited for well beyond).

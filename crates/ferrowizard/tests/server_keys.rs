@@ -19,7 +19,7 @@ use ferrowizard::config::server::{
 use ferrowizard::config::{AdminFactory, ServerFactory, Size};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
-use ferrowizard::{Task, TaskError, TaskParams};
+use ferrowizard::{Task, TaskError, TaskParams, Tasks};
 
 /// A certificate and key for `localhost`, as PEM files in `dir`.
 fn certificate(dir: &std::path::Path) -> (String, String) {
@@ -168,11 +168,12 @@ async fn admin(config: AdminFactory) -> (Server, SocketAddr) {
     };
     let admin = Admin {
         config,
-        health_checks: Vec::new(),
-        tasks: vec![
-            ("fail".to_owned(), Arc::new(failing()) as Arc<dyn Task>),
-            ("echo".to_owned(), Arc::new(echo) as Arc<dyn Task>),
-        ],
+        health_checks: Default::default(),
+        tasks: {
+            let mut tasks = Tasks::default();
+            tasks.add("fail", failing()).add("echo", echo);
+            tasks
+        },
         metrics: MetricRegistry::new(),
         logging: None,
         runtime: tokio::runtime::Handle::current(),

@@ -5,7 +5,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::routing::get;
@@ -15,9 +14,10 @@ use ferrowizard::config::server::{
     SimpleServerFactory,
 };
 use ferrowizard::config::{AdminAuth, AdminFactory, Secret, ServerFactory};
+use ferrowizard::health::{Health, HealthChecks};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::{Routes, Server};
-use ferrowizard::{HealthCheck, Task, TaskParams};
+use ferrowizard::{TaskParams, Tasks};
 
 /// One answer: status, head (lower-cased header lines) and body.
 struct Answer {
@@ -112,14 +112,22 @@ async fn start_server(server: ServerFactory, auth: AdminAuth) -> Server {
         auth: Some(auth),
         ..Default::default()
     };
-    let fine = || async { Ok(Some("fine".to_owned())) };
+    let fine = || async { Health::healthy_with("fine") };
     let echo = |params: TaskParams| async move {
         Ok(format!("done {}\n", params.get("what").unwrap_or("-")))
     };
     let admin = Admin {
         config,
-        health_checks: vec![("db".to_owned(), Arc::new(fine) as Arc<dyn HealthCheck>)],
-        tasks: vec![("echo".to_owned(), Arc::new(echo) as Arc<dyn Task>)],
+        health_checks: {
+            let mut checks = HealthChecks::default();
+            checks.add("db", fine);
+            checks
+        },
+        tasks: {
+            let mut tasks = Tasks::default();
+            tasks.add("echo", echo);
+            tasks
+        },
         metrics: MetricRegistry::new(),
         logging: None,
         runtime: tokio::runtime::Handle::current(),

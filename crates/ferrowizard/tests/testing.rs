@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use ferrowizard::config::FrameworkConfiguration;
+use ferrowizard::health::Health;
 use ferrowizard::testing::{TestError, TestService};
 use ferrowizard::{Application, Config, Environment, Managed, RunError};
 
@@ -60,7 +61,7 @@ impl Application for App {
             }),
         )
         .manage(self.0.clone())
-        .health_check("always", || async { Ok(None) });
+        .health_check("always", || async { Health::healthy() });
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! The experiment's five configurations: which binary each starts, with which arguments.
 //!
-//! The YAML files are built into the experiment (the seed's `before.yaml` and `after.yaml`
+//! The YAML files are built into the experiment (the report's `before.yaml` and `after.yaml`
 //! from the realtime package, `production.yaml` from this one) and written to the output
 //! directory, so that the experiment runs the same wherever its binary is.
 
@@ -50,7 +50,7 @@ pub fn write(dir: &Path) -> std::io::Result<()> {
 /// in a folder of its own, where its stdout, stderr and log files land.
 pub fn all(services: &Services, dir: &Path) -> Vec<Config> {
     let file = |name: &str| dir.join(name).display().to_string();
-    // The seed's files are DropWizard 0.6 layout: ports are set on the command line.
+    // The report's files are DropWizard 0.6 layout: ports are set on the command line.
     let seed = |name: &str| {
         let mut args = vec!["server".to_owned(), file(name)];
         for set in ["http.port=0", "http.adminPort=0", "http.bindHost=127.0.0.1"] {
@@ -61,7 +61,7 @@ pub fn all(services: &Services, dir: &Path) -> Vec<Config> {
     vec![
         Config {
             name: "before",
-            what: "the seed's start: root DEBUG, console appender, console request log (stdout to a file)",
+            what: "the report's start: root DEBUG, console appender, console request log (stdout to a file)",
             program: services.realtime.clone(),
             args: seed("before.yaml"),
             request_log: None,
@@ -75,7 +75,7 @@ pub fn all(services: &Services, dir: &Path) -> Vec<Config> {
         },
         Config {
             name: BASELINE,
-            what: "the seed's config.yaml (jetty/http/metrics at WARN, console off, request log off)",
+            what: "the report's config.yaml (jetty/http/metrics at WARN, console off, request log off)",
             program: services.realtime.clone(),
             args: seed("after.yaml"),
             request_log: None,

@@ -1,6 +1,6 @@
-//! The seed experiment in one command: the "Realtime interface" service under the seed's
+//! The 2014 DropWizard logging report's experiment in one command: the "Realtime interface" service under the report's
 //! `before` and `after` configs (plus the production config we recommend, and the same
-//! handlers on plain axum), each loaded by volley with the seed's closed-model users, side
+//! handlers on plain axum), each loaded by volley with the report's closed-model users, side
 //! by side.
 //!
 //! A run: [`services`] finds the service binaries, [`configs`] says how each config starts

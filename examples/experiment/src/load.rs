@@ -1,4 +1,4 @@
-//! The load: volley's simulation of the seed's users (a quote, then a trade event, over and
+//! The load: volley's simulation of the report's users (a quote, then a trade event, over and
 //! over, in a closed model), run against one service for one round.
 
 use std::path::Path;
@@ -10,7 +10,7 @@ use volley::scenario::{Injection, Request, Scenario, Simulation, Step};
 /// How often volley's console block is printed during a round.
 const CONSOLE_INTERVAL: Duration = Duration::from_secs(5);
 
-/// The seed's scenario against `http://{app}`: `users` closed-model users for `length`.
+/// The report's scenario against `http://{app}`: `users` closed-model users for `length`.
 pub fn simulation(app: &str, users: u32, length: Duration) -> Simulation {
     let request = |name: &str, method: &str, path: &str, body: Option<&str>, status: u16| Step {
         request: Some(Request {

@@ -1,4 +1,4 @@
-//! `experiment`: the seed experiment in one command (see the library's docs and `--help`).
+//! `experiment`: the 2014 DropWizard logging report's experiment in one command (see the library's docs and `--help`).
 
 use std::process::ExitCode;
 

@@ -9,10 +9,10 @@ use clap::builder::RangedU64ValueParser;
 
 use crate::output::KeepLogs;
 
-/// The seed experiment: the "Realtime interface" service under the seed's `before` and
+/// The 2014 DropWizard logging report's experiment: the "Realtime interface" service under the report's `before` and
 /// `after` configs, the production config we recommend, and the same handlers on plain axum
 /// (`naive-rust`), each loaded by volley with closed-model users and compared in one table
-/// beside the seed's own figures.
+/// beside the report's own figures.
 ///
 /// Each config's service is started as a child process on free loopback ports, waited for,
 /// loaded, and stopped with SIGTERM. The configs take turns in rounds, so that the machine's
@@ -24,12 +24,12 @@ use crate::output::KeepLogs;
 #[derive(Clone, Debug, Parser)]
 #[command(name = "experiment", version)]
 pub struct Options {
-    /// Load per config, over all rounds: `30s`, `2m`, `PT10M` (the seed ran 10 minutes).
+    /// Load per config, over all rounds: `30s`, `2m`, `PT10M` (the report ran 10 minutes).
     /// Each round gets DURATION / ROUNDS, at least a second.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub duration: Duration,
 
-    /// Closed-model users: each sends its requests one after the other, as the seed's
+    /// Closed-model users: each sends its requests one after the other, as the report's
     /// Gatling users did.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     pub users: u32,

@@ -1,7 +1,7 @@
 //! What the services wrote: every file in a run's folder is counted (lines and bytes), then
 //! kept or deleted as `--keep-logs` says, and the whole is summed up for the summary.
 //!
-//! The services write to files, as the seed's did (its console went to a file), so the
+//! The services write to files, as the report's did (its console went to a file), so the
 //! logging under test costs what it costs on a server; the files are counted once the
 //! service has exited, and deleted unless kept, so that a run's disk use is one run's output
 //! rather than every round's.
@@ -253,7 +253,7 @@ pub fn size(bytes: u64) -> String {
     }
 }
 
-/// `n` with thousands separated by commas, as the seed's figures are written.
+/// `n` with thousands separated by commas, as the report's figures are written.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();

@@ -180,11 +180,11 @@ impl Summary<'_> {
             .collect::<Vec<_>>()
             .join("\n");
         format!(
-            "# The seed experiment\n\n\
+            "# The 2014 DropWizard logging report's experiment\n\n\
              Started {}: {} closed-model users for {} s per config ({} rounds of {} s, the configs taking turns), \
              volley on {} thread(s), on this machine.\n\n\
              {table}\n\
-             The seed (DropWizard + Gatling, ~10 min): {}.\n\n\
+             The report (DropWizard + Gatling, ~10 min): {}.\n\n\
              {}\n\n\
              {}\n\n\
              {configs}\n",
@@ -210,7 +210,7 @@ impl Summary<'_> {
             "durationSeconds": o.duration.as_secs_f64(),
             "rounds": o.rounds,
             "volleyThreads": o.volley_threads,
-            "seed": SEED.line(),
+            "report": SEED.line(),
             "services": {
                 "realtime": self.services.realtime.display().to_string(),
                 "realtime-bare": self.services.bare.display().to_string(),

@@ -1,9 +1,9 @@
 //! The summary's reading of the numbers: what `before`'s ratio to `after` means, which way
-//! is better, and how it stands beside the seed's own figures.
+//! is better, and how it stands beside the report's own figures.
 
 use crate::output::thousands;
 
-/// The seed's figures (DropWizard, Gatling 2, about 10 minutes): requests answered OK and
+/// The report's figures (DropWizard, Gatling 2, about 10 minutes): requests answered OK and
 /// KO under its `before` and `after` configs.
 #[derive(Clone, Copy, Debug)]
 pub struct Seed {
@@ -17,7 +17,7 @@ pub struct Seed {
     pub after_ko: u64,
 }
 
-/// The seed's.
+/// The report's.
 pub const SEED: Seed = Seed {
     before_ok: 25_873,
     before_ko: 4_210,
@@ -26,7 +26,7 @@ pub const SEED: Seed = Seed {
 };
 
 impl Seed {
-    /// `before`'s OK responses over `after`'s, over the same length of time: the seed's
+    /// `before`'s OK responses over `after`'s, over the same length of time: the report's
     /// ratio, in the terms of the summary's table.
     pub fn ratio(&self) -> f64 {
         self.before_ok as f64 / self.after_ok as f64
@@ -37,7 +37,7 @@ impl Seed {
         percent(self.before_ko, self.before_ok + self.before_ko)
     }
 
-    /// The seed's figures in a line, as the seed gave them: the counts, then `after` over
+    /// The report's figures in a line, as the report gave them: the counts, then `after` over
     /// `before`.
     pub fn line(&self) -> String {
         format!(
@@ -71,8 +71,8 @@ pub struct Compared {
 }
 
 /// The paragraph that reads the table: what the ratio means and which way is better, what
-/// `before`'s says about the seed's change (from chatty logging to its `config.yaml`) on
-/// this service, beside what it said on the seed's, and the other configs' by the same
+/// `before`'s says about the report's change (from chatty logging to its `config.yaml`) on
+/// this service, beside what it said on the report's, and the other configs' by the same
 /// measure.
 pub fn paragraph(compared: &[Compared], seed: &Seed) -> String {
     let mut text = String::from(
@@ -80,7 +80,7 @@ pub fn paragraph(compared: &[Compared], seed: &Seed) -> String {
          same round, so higher is better: 1.00 is as fast as `after`, 0.50 half as fast. ",
     );
     let seed_says = format!(
-        "in the seed the same change made DropWizard {:.1}x as fast (`before` served {:.2} of `after`'s requests, and {:.0} % of its requests failed)",
+        "in the report the same change made DropWizard {:.1}x as fast (`before` served {:.2} of `after`'s requests, and {:.0} % of its requests failed)",
         1.0 / seed.ratio(),
         seed.ratio(),
         seed.before_ko_percent()
@@ -89,7 +89,7 @@ pub fn paragraph(compared: &[Compared], seed: &Seed) -> String {
     let after = compared.iter().any(|c| c.name == crate::configs::BASELINE);
     let Some(before) = before.filter(|b| after && !b.ratios.is_empty()) else {
         text.push_str(&format!(
-            "`before` or `after` did not finish a round, so there is no ratio to set beside the seed's ({seed_says})."
+            "`before` or `after` did not finish a round, so there is no ratio to set beside the report's ({seed_says})."
         ));
         return text;
     };
@@ -109,12 +109,12 @@ pub fn paragraph(compared: &[Compared], seed: &Seed) -> String {
         )
     };
     text.push_str(&format!(
-        "`before`, the seed's chatty logging, served {r:.2} of `after`'s requests per second ({rounds})"
+        "`before`, the report's chatty logging, served {r:.2} of `after`'s requests per second ({rounds})"
     ));
     if high < 1.0 {
         text.push_str(&format!(
-            ": turning the logging down as the seed did made this service {:.2}x as fast, where {seed_says}. \
-             So the chatty logging costs this service {:.0} % of its throughput; it cost the seed's {:.0} %.",
+            ": turning the logging down as the report did made this service {:.2}x as fast, where {seed_says}. \
+             So the chatty logging costs this service {:.0} % of its throughput; it cost the report's {:.0} %.",
             1.0 / r,
             100.0 * (1.0 - r),
             100.0 * (1.0 - seed.ratio())
@@ -168,7 +168,7 @@ mod tests {
         }
     }
 
-    /// The seed's line is its own figures, and its ratio the table's terms: 0.23, 4.4x.
+    /// The report's line is its own figures, and its ratio the table's terms: 0.23, 4.4x.
     #[test]
     fn the_seeds_figures_read_as_the_seed_gave_them() {
         assert_eq!(
@@ -180,7 +180,7 @@ mod tests {
     }
 
     /// A `before` below 1 in every round reads as a speed-up, computed from the ratio, beside
-    /// the seed's; the other configs follow.
+    /// the report's; the other configs follow.
     ///
     /// Catches: the ratio read the wrong way round (0.86 as "0.86x as fast"), a figure
     /// hard-coded instead of computed.
@@ -203,7 +203,7 @@ mod tests {
         assert!(text.contains("made this service 1.16x as fast"), "{text}");
         assert!(text.contains("DropWizard 4.4x as fast"), "{text}");
         assert!(
-            text.contains("costs this service 14 % of its throughput; it cost the seed's 77 %"),
+            text.contains("costs this service 14 % of its throughput; it cost the report's 77 %"),
             "{text}"
         );
         assert!(

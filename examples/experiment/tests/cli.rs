@@ -77,7 +77,7 @@ fn help_documents_every_option() {
         "none: Count each run's output, then delete it",
         "last: Keep the last round's output",
         "all:  Keep every round's output",
-        "the seed's `before` and `after` configs",
+        "the report's `before` and `after` configs",
     ] {
         assert!(help.contains(s), "--help should say {s:?}:\n{help}");
     }

@@ -4,7 +4,11 @@ use std::sync::{Arc, RwLock};
 
 use ferrowizard::axum::{Router, extract::Path, extract::State, routing::get};
 use ferrowizard::config::FrameworkConfiguration;
-use ferrowizard::{Application, Command, Config, Environment, Managed, RunError, TaskError};
+use ferrowizard::health::{Health, HealthCheck};
+use ferrowizard::{
+    Application, Command, Config, Environment, Managed, RunError, Task, TaskError, TaskParams,
+    TaskResult,
+};
 use tower_http::cors::CorsLayer;
 
 /// ferrowizard's sections (`server`, `logging`, `metrics`, `admin`) plus `hello:`.
@@ -26,21 +30,42 @@ pub struct HelloSection {
 }
 
 /// The file's lines but the blank ones, or why it cannot be read.
-async fn load(file: &str) -> Result<Vec<String>, RunError> {
-    let text = tokio::fs::read_to_string(file).await.map_err(|e| format!("{file}: {e}"))?;
-    Ok(text.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect())
+async fn read(file: &str) -> Result<Vec<String>, RunError> {
+    let text = tokio::fs::read_to_string(file)
+        .await
+        .map_err(|e| format!("{file}: {e}"))?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect())
 }
 
-/// The routes' state and a managed resource: loaded before the server opens its ports.
+/// The greetings: the routes' state, a managed resource (loaded before the server opens its
+/// ports) and a health check.
 struct Greetings {
     file: String,
     lines: RwLock<Vec<String>>,
 }
 
+impl Greetings {
+    /// Reads the file again.
+    async fn load(&self) -> Result<usize, RunError> {
+        let lines = read(&self.file).await?;
+        let count = lines.len();
+        *self.lines.write().unwrap_or_else(|e| e.into_inner()) = lines;
+        Ok(count)
+    }
+
+    fn first(&self) -> Option<String> {
+        let lines = self.lines.read().unwrap_or_else(|e| e.into_inner());
+        lines.first().cloned()
+    }
+}
+
 impl Managed for Greetings {
     async fn start(&self) -> Result<(), RunError> {
-        *self.lines.write().unwrap_or_else(|e| e.into_inner()) = load(&self.file).await?;
-        Ok(())
+        self.load().await.map(drop)
     }
 
     async fn stop(&self) -> Result<(), RunError> {
@@ -49,10 +74,31 @@ impl Managed for Greetings {
     }
 }
 
+impl HealthCheck for Greetings {
+    async fn check(&self) -> Health {
+        match self.lines.read().map_or(0, |lines| lines.len()) {
+            0 => Health::unhealthy("no greetings"),
+            n => Health::healthy_with(format!("{n} greetings")),
+        }
+    }
+}
+
+/// `POST /tasks/reload`: reads the greetings file again.
+struct Reload(Arc<Greetings>);
+
+impl Task for Reload {
+    async fn execute(&self, _: TaskParams) -> TaskResult {
+        match self.0.load().await {
+            Ok(count) => Ok(format!("reloaded {count} greetings\n")),
+            Err(e) => Err(TaskError::Failed(e)),
+        }
+    }
+}
+
 /// `GET /hello/{name}`: the first greeting, to `name`.
 async fn hello(State(greetings): State<Arc<Greetings>>, Path(name): Path<String>) -> String {
-    let lines = greetings.lines.read().unwrap_or_else(|e| e.into_inner());
-    format!("{}, {name}!\n", lines.first().map_or("Hello", String::as_str))
+    let greeting = greetings.first().unwrap_or_else(|| "Hello".to_owned());
+    format!("{greeting}, {name}!\n")
 }
 
 /// The service.
@@ -66,28 +112,30 @@ impl Application for Hello {
     }
 
     async fn run(&self, config: &HelloConfig, env: &mut Environment) -> Result<(), RunError> {
-        let file = config.hello.greetings_file.clone();
-        let greetings = Arc::new(Greetings { file, lines: RwLock::default() });
-        let (check, task) = (greetings.clone(), greetings.clone());
-        env.routes(Router::new().route("/hello/{name}", get(hello)).with_state(greetings.clone()))
+        let greetings = Arc::new(Greetings {
+            file: config.hello.greetings_file.clone(),
+            lines: RwLock::default(),
+        });
+        let routes = Router::new().route("/hello/{name}", get(hello));
+        env.routes(routes.with_state(greetings.clone()))
             .layer(CorsLayer::permissive())
-            .manage(greetings)
-            .health_check("greetings", move || {
-                let count = check.lines.read().map_or(0, |lines| lines.len());
-                async move { (count > 0).then(|| Some(format!("{count} greetings"))).ok_or("none".to_owned()) }
-            })
-            .task("reload", move |_| {
-                let greetings = task.clone();
-                async move { greetings.start().await.map(|()| "reloaded\n".into()).map_err(TaskError::Failed) }
-            });
+            .manage(greetings.clone())
+            .health_check("greetings", greetings.clone())
+            .task("reload", Reload(greetings));
         Ok(())
     }
 
     fn commands(&self) -> Vec<Command<HelloConfig>> {
-        let cli = clap::Command::new("greetings").about("Print the greetings the configuration loads");
-        vec![Command::configured(cli, |_, config: HelloConfig| async move {
-            load(&config.hello.greetings_file).await?.iter().for_each(|g| println!("{g}"));
-            Ok(())
-        })]
+        let cli =
+            clap::Command::new("greetings").about("Print the greetings the configuration loads");
+        vec![Command::configured(
+            cli,
+            |_, config: HelloConfig| async move {
+                for greeting in read(&config.hello.greetings_file).await? {
+                    println!("{greeting}");
+                }
+                Ok(())
+            },
+        )]
     }
 }

@@ -21,7 +21,11 @@ fn config(dir: &std::path::Path, greetings: &std::path::Path) -> std::path::Path
 
 fn get(addr: &str, path: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
@@ -36,13 +40,19 @@ fn serves_greetings_and_stops_the_resource_after_the_last_request() {
     let greetings = dir.path().join("greetings.txt");
     std::fs::write(&greetings, "Bonjour\nHola\n").unwrap();
     let mut child = Command::new(BIN)
-        .args(["server".as_ref(), config(dir.path(), &greetings).as_os_str()])
+        .args([
+            "server".as_ref(),
+            config(dir.path(), &greetings).as_os_str(),
+        ])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let addr = loop {
-        let line = lines.next().expect("the service printed its address").unwrap();
+        let line = lines
+            .next()
+            .expect("the service printed its address")
+            .unwrap();
         if let Some(addr) = line.strip_prefix("hello: application listening on http://") {
             break addr.to_owned();
         }
@@ -50,13 +60,23 @@ fn serves_greetings_and_stops_the_resource_after_the_last_request() {
     let response = get(&addr, "/hello/Ada");
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     assert!(response.ends_with("Bonjour, Ada!\n"), "{response}");
-    assert!(response.contains("access-control-allow-origin: *"), "{response}");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM)
-        .unwrap();
+    assert!(
+        response.contains("access-control-allow-origin: *"),
+        "{response}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(child.wait().unwrap().success());
-    let stopped = rest.iter().position(|l| l == "greetings: stopped after the last request");
-    let last = rest.iter().position(|l| l.starts_with("hello: stopped (SIGTERM"));
+    let stopped = rest
+        .iter()
+        .position(|l| l == "greetings: stopped after the last request");
+    let last = rest
+        .iter()
+        .position(|l| l.starts_with("hello: stopped (SIGTERM"));
     assert!(stopped.is_some() && stopped < last, "{rest:#?}");
 }
 
@@ -90,11 +110,17 @@ fn the_applications_own_command_runs_with_its_configuration() {
     std::fs::write(&greetings, "Bonjour\n\nHola\n").unwrap();
     let help = Command::new(BIN).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    assert!(help.contains("greetings  Print the greetings the configuration loads"), "{help}");
+    assert!(
+        help.contains("greetings  Print the greetings the configuration loads"),
+        "{help}"
+    );
     assert!(help.contains("server") && help.contains("check"), "{help}");
 
     let out = Command::new(BIN)
-        .args(["greetings".as_ref(), config(dir.path(), &greetings).as_os_str()])
+        .args([
+            "greetings".as_ref(),
+            config(dir.path(), &greetings).as_os_str(),
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -102,7 +128,10 @@ fn the_applications_own_command_runs_with_its_configuration() {
 
     // `--set` as `server` has it, and the command's own error: exit 1, one line.
     let out = Command::new(BIN)
-        .args(["greetings".as_ref(), config(dir.path(), &greetings).as_os_str()])
+        .args([
+            "greetings".as_ref(),
+            config(dir.path(), &greetings).as_os_str(),
+        ])
         .args(["--set", "hello.greetingsFile=/nowhere/greetings.txt"])
         .output()
         .unwrap();
@@ -114,10 +143,16 @@ fn the_applications_own_command_runs_with_its_configuration() {
 
     // A configuration that does not validate is reported as `check` reports it.
     let out = Command::new(BIN)
-        .args(["greetings".as_ref(), config(dir.path(), &greetings).as_os_str()])
+        .args([
+            "greetings".as_ref(),
+            config(dir.path(), &greetings).as_os_str(),
+        ])
         .args(["--set", "hello.greetingsFile="])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("greetingsFile"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("greetingsFile"),
+        "{out:?}"
+    );
 }

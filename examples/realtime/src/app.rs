@@ -59,14 +59,10 @@ impl Application for Realtime {
             .max(std::time::Duration::from_millis(1));
         let feed = Feed::with_long_poll(&symbols, interval, config.quotes.long_poll.get());
         tokio::spawn(feed.clone().run());
-        let check = feed.clone();
         let task = feed.clone();
         environment
             .routes(crate::router(&feed))
-            .health_check("quotes", move || {
-                let feed = check.clone();
-                async move { feed.healthy() }
-            })
+            .health_check("quotes", feed.clone())
             .task("feed", move |params: TaskParams| {
                 let feed = task.clone();
                 async move {

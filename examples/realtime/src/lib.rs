@@ -1,4 +1,4 @@
-//! "Realtime interface": the handlers of the seed's service, shared by the ferrowizard
+//! "Realtime interface": the handlers of the report's service, shared by the ferrowizard
 //! service (`realtime`) and the bare baseline used in benchmarks (`realtime-bare`).
 
 pub mod app;
@@ -15,6 +15,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use ferrowizard::health::{Health, HealthCheck};
 use serde::{Deserialize, Serialize};
 use tokio::sync::RwLock;
 
@@ -74,7 +75,7 @@ impl Feed {
     ///     std::time::Duration::from_millis(100),
     ///     std::time::Duration::from_secs(5),
     /// );
-    /// assert!(feed.healthy().is_ok());
+    /// assert!(feed.healthy().is_healthy());
     /// ```
     pub fn with_long_poll(
         symbols: &[String],
@@ -141,9 +142,9 @@ impl Feed {
     }
 
     /// Healthy while the feed ticks: the last tick is at most ten intervals old.
-    pub fn healthy(&self) -> Result<Option<String>, String> {
+    pub fn healthy(&self) -> Health {
         if self.paused.load(Relaxed) {
-            return Err("paused by an operator (POST /tasks/feed?action=resume)".into());
+            return Health::unhealthy("paused by an operator (POST /tasks/feed?action=resume)");
         }
         let age = self
             .last_tick
@@ -151,13 +152,13 @@ impl Feed {
             .map(|t| t.elapsed())
             .unwrap_or_default();
         if age <= self.interval * 10 + Duration::from_millis(500) {
-            Ok(Some(format!(
+            Health::healthy_with(format!(
                 "{} ticks, last {} ms ago",
                 *self.ticked.borrow(),
                 age.as_millis()
-            )))
+            ))
         } else {
-            Err(format!("no tick for {} ms", age.as_millis()))
+            Health::unhealthy(format!("no tick for {} ms", age.as_millis()))
         }
     }
 }
@@ -167,6 +168,9 @@ fn error(status: StatusCode, message: String) -> Response {
     (status, Json(serde_json::json!({ "error": message }))).into_response()
 }
 
+// `debug_handler` names the argument axum cannot extract when a handler does not fit; it
+// expands to `::axum` paths, so it needs axum among the crate's own dependencies.
+#[ferrowizard::axum::debug_handler]
 async fn quote(State(feed): State<Arc<Feed>>, Path(symbol): Path<String>) -> Response {
     let symbol = symbol.to_ascii_uppercase();
     tracing::debug!(target: "realtime::quotes", symbol = symbol.as_str(), "quote requested");
@@ -284,4 +288,11 @@ pub fn default_symbols() -> Vec<String> {
     ["ACME", "GLOBEX", "INITECH", "UMBRELLA"]
         .map(str::to_owned)
         .to_vec()
+}
+
+/// `/healthcheck`'s `quotes`: [`Feed::healthy`].
+impl HealthCheck for Feed {
+    async fn check(&self) -> Health {
+        self.healthy()
+    }
 }

@@ -1,4 +1,4 @@
-//! "Realtime interface": the service of the seed experiment, built on ferrowizard.
+//! "Realtime interface": the service of the 2014 DropWizard logging report's experiment, built on ferrowizard.
 
 use std::process::ExitCode;
 

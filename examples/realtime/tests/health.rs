@@ -120,7 +120,7 @@ fn answers(addr: std::net::SocketAddr, path: &str, status: u16, within: Duration
 
 /// Catches: a paused feed never seen, a recovery not seen while unhealthy, `initialDelay`
 /// ignored, or `responder`'s header settings ignored. (The attempts' counts are told apart
-/// by `failure_and_success_attempts_each_count_their_own_results` in `src/health.rs`.)
+/// by `failure_and_success_attempts_each_count_their_own_results` in `src/health/schedule.rs`.)
 #[test]
 fn a_scheduled_check_follows_its_schedule_and_attempts() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,6 @@
 //! admin path (`auth`), and each endpoint can be switched off (`admin.endpoints`).
 
 mod auth;
-pub mod health;
 pub mod metrics;
 pub mod tasks;
 pub mod threads;
@@ -21,18 +20,19 @@ use ferrowizard_logging::Logging;
 use ferrowizard_metrics::MetricRegistry;
 use tokio::runtime::Handle;
 
-use crate::app::HealthCheck;
 use crate::config::AdminFactory;
-use tasks::{Task, Tasks};
+use crate::health::HealthChecks;
+use crate::health::check::Registered;
+use tasks::{RegisteredTask, TaskTable, Tasks};
 
 /// Everything the admin interface shows and acts on.
 pub struct Admin {
     /// `admin:`.
     pub config: AdminFactory,
     /// The application's health checks.
-    pub health_checks: Vec<(String, Arc<dyn HealthCheck>)>,
+    pub health_checks: HealthChecks,
     /// The application's tasks.
-    pub tasks: Vec<(String, Arc<dyn Task>)>,
+    pub tasks: Tasks,
     /// The metrics `/metrics` renders.
     pub metrics: MetricRegistry,
     /// The logging pipeline (for `log-level`), when the service installed one.
@@ -65,17 +65,18 @@ impl Admin {
             router = router.route("/ping", get(|| async { "pong\n" }));
         }
         if config.health_checks.servlet_enabled {
-            let checks = health::Checks {
-                application: Arc::new(health_checks),
+            let checks = crate::health::endpoint::Checks {
+                application: Arc::new(health_checks.checks),
                 builtin: Arc::new(vec![(
                     "runtime".to_owned(),
-                    Arc::new(health::RuntimeCheck(runtime.clone())) as Arc<dyn HealthCheck>,
+                    Arc::new(crate::health::endpoint::RuntimeCheck(runtime.clone()))
+                        as Arc<dyn Registered>,
                 )]),
                 timeout: config.health_checks.timeout.get(),
             };
             router = router.route(
                 "/healthcheck",
-                get(move || health::healthcheck(checks.clone())),
+                get(move || crate::health::endpoint::healthcheck(checks.clone())),
             );
         }
         if endpoints.metrics {
@@ -92,18 +93,19 @@ impl Admin {
             );
         }
         if endpoints.tasks {
-            let mut all: BTreeMap<String, Arc<dyn Task>> = BTreeMap::new();
+            let mut all: BTreeMap<String, Arc<dyn RegisteredTask>> = BTreeMap::new();
             if let Some(logging) = &logging {
                 all.insert(
                     "log-level".to_owned(),
                     Arc::new(tasks::log_level_task(logging.levels().clone())),
                 );
             }
-            all.extend(tasks);
+            all.extend(tasks.tasks);
             let max_body =
                 usize::try_from(config.tasks.max_body_size.to_bytes()).unwrap_or(usize::MAX);
-            router = router
-                .merge(Tasks::new(all, max_body, config.tasks.print_stack_trace_on_error).routes());
+            router = router.merge(
+                TaskTable::new(all, max_body, config.tasks.print_stack_trace_on_error).routes(),
+            );
         }
         match &config.auth {
             Some(a) => {

@@ -77,37 +77,112 @@ pub enum TaskError {
 /// What a task answers: its reply text, or why not.
 pub type TaskResult = Result<String, TaskError>;
 
-/// An admin task.
+/// An admin task, run by `POST /tasks/{name}` on the admin connector (DropWizard's `Task`).
+///
+/// Implement it on the state the task works on (`execute` borrows it, and an `Arc` of it is a
+/// task too), or register a closure taking the parameters.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+///
+/// use ferrowizard::{Task, TaskParams, TaskResult};
+///
+/// struct Pause(Arc<AtomicBool>);
+///
+/// impl Task for Pause {
+///     async fn execute(&self, _: TaskParams) -> TaskResult {
+///         self.0.store(true, Ordering::Relaxed);
+///         Ok("paused\n".to_owned())
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let paused = Arc::new(AtomicBool::new(false));
+/// assert_eq!(Pause(paused.clone()).execute(TaskParams::default()).await.unwrap(), "paused\n");
+/// assert!(paused.load(Ordering::Relaxed));
+/// # });
+/// ```
 pub trait Task: Send + Sync + 'static {
     /// Runs the task with the request's parameters.
-    fn execute(&self, params: TaskParams) -> Pin<Box<dyn Future<Output = TaskResult> + Send + '_>>;
+    fn execute(&self, params: TaskParams) -> impl Future<Output = TaskResult> + Send;
+}
+
+impl<T: Task> Task for Arc<T> {
+    fn execute(&self, params: TaskParams) -> impl Future<Output = TaskResult> + Send {
+        (**self).execute(params)
+    }
 }
 
 impl<F, Fut> Task for F
 where
     F: Fn(TaskParams) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = TaskResult> + Send + 'static,
+    Fut: Future<Output = TaskResult> + Send,
 {
-    fn execute(&self, params: TaskParams) -> Pin<Box<dyn Future<Output = TaskResult> + Send + '_>> {
-        Box::pin(self(params))
+    fn execute(&self, params: TaskParams) -> impl Future<Output = TaskResult> + Send {
+        self(params)
     }
 }
 
-/// The tasks by name.
+/// A [`Task`] as the admin side holds it.
+pub(crate) trait RegisteredTask: Send + Sync + 'static {
+    fn run(&self, params: TaskParams) -> Pin<Box<dyn Future<Output = TaskResult> + Send + '_>>;
+}
+
+impl<T: Task> RegisteredTask for T {
+    fn run(&self, params: TaskParams) -> Pin<Box<dyn Future<Output = TaskResult> + Send + '_>> {
+        Box::pin(self.execute(params))
+    }
+}
+
+/// The application's tasks, by name, in the order registered.
+///
+/// ```
+/// use ferrowizard::{TaskParams, Tasks};
+///
+/// let mut tasks = Tasks::default();
+/// tasks.add("echo", |_: TaskParams| async { Ok("echo\n".to_owned()) });
+/// assert_eq!(tasks.names().collect::<Vec<_>>(), ["echo"]);
+/// ```
+#[derive(Clone, Default)]
+pub struct Tasks {
+    pub(crate) tasks: Vec<(String, Arc<dyn RegisteredTask>)>,
+}
+
+impl Tasks {
+    /// Adds `task` under `name`.
+    pub fn add(&mut self, name: impl Into<String>, task: impl Task) -> &mut Self {
+        self.tasks.push((name.into(), Arc::new(task)));
+        self
+    }
+
+    /// The tasks' names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tasks.iter().map(|(name, _)| name.as_str())
+    }
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// The tasks by name, as `/tasks` serves them.
 #[derive(Clone)]
-pub(crate) struct Tasks {
-    tasks: Arc<BTreeMap<String, Arc<dyn Task>>>,
+pub(crate) struct TaskTable {
+    tasks: Arc<BTreeMap<String, Arc<dyn RegisteredTask>>>,
     max_body: usize,
     print_causes: bool,
 }
 
-impl Tasks {
+impl TaskTable {
     pub(crate) fn new(
-        tasks: BTreeMap<String, Arc<dyn Task>>,
+        tasks: BTreeMap<String, Arc<dyn RegisteredTask>>,
         max_body: usize,
         print_causes: bool,
-    ) -> Tasks {
-        Tasks {
+    ) -> TaskTable {
+        TaskTable {
             tasks: Arc::new(tasks),
             max_body,
             print_causes,
@@ -127,7 +202,7 @@ impl Tasks {
     }
 }
 
-async fn list(State(tasks): State<Tasks>) -> String {
+async fn list(State(tasks): State<TaskTable>) -> String {
     let mut out = String::new();
     for name in tasks.tasks.keys() {
         out.push_str(name);
@@ -137,7 +212,7 @@ async fn list(State(tasks): State<Tasks>) -> String {
 }
 
 async fn run(
-    State(tasks): State<Tasks>,
+    State(tasks): State<TaskTable>,
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -158,7 +233,7 @@ async fn run(
         .and_then(|v| v.to_str().ok())
         .is_none_or(|t| t.starts_with("application/x-www-form-urlencoded"));
     let params = TaskParams::parse(query.as_deref(), if form { &body } else { &[] });
-    match task.execute(params).await {
+    match task.run(params).await {
         Ok(mut reply) => {
             if !reply.ends_with('\n') {
                 reply.push('\n');

@@ -1,6 +1,6 @@
 //! Normalizes the layouts DropWizard users bring into the one model.
 //!
-//! The seed's file uses DropWizard 0.6's layout (`http:` with `port`/`adminPort` and
+//! The 2014 DropWizard logging report's file uses DropWizard 0.6's layout (`http:` with `port`/`adminPort` and
 //! `requestLog.console.enabled`; `logging.console/file/syslog` with `enabled`). It is rewritten
 //! here, on the tree, into the 4.x layout (`server.applicationConnectors`,
 //! `logging.appenders`...), keeping every node's position and the path the user wrote, so that

@@ -271,7 +271,7 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
-    // 2014-02-10 15:04:02.619 UTC, the seed's run.
+    // 2014-02-10 15:04:02.619 UTC, the 2014 DropWizard logging report's run.
     const SEED: i128 = 1_392_044_642_619_000_000;
 
     #[test]

@@ -19,11 +19,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderValue, StatusCode, header};
 
-use crate::app::HealthCheck;
 use crate::config::health::{CheckType, HealthCheckConfig, HealthFactory};
+use crate::health::check::Registered;
 
 /// The scheduled checks and the application's state.
-pub(crate) struct Health {
+pub(crate) struct Readiness {
     checks: Vec<Scheduled>,
     state: Mutex<Overall>,
     cache_control: Option<HeaderValue>,
@@ -31,7 +31,7 @@ pub(crate) struct Health {
 
 struct Scheduled {
     config: HealthCheckConfig,
-    check: Arc<dyn HealthCheck>,
+    check: Arc<dyn Registered>,
     state: Mutex<CheckState>,
 }
 
@@ -69,12 +69,12 @@ pub(crate) struct Unregistered {
     registered: String,
 }
 
-impl Health {
+impl Readiness {
     /// The checks `factory` schedules, each one of `registered` by name.
     pub(crate) fn new(
         factory: &HealthFactory,
-        registered: &[(String, Arc<dyn HealthCheck>)],
-    ) -> Result<Arc<Health>, Unregistered> {
+        registered: &[(String, Arc<dyn Registered>)],
+    ) -> Result<Arc<Readiness>, Unregistered> {
         let mut checks = Vec::new();
         for (index, config) in factory.health_checks.iter().enumerate() {
             let Some((_, check)) = registered.iter().find(|(n, _)| *n == config.name) else {
@@ -120,7 +120,7 @@ impl Health {
             .cache_control_enabled
             .then(|| HeaderValue::from_str(&factory.responder.cache_control_value).ok())
             .flatten();
-        Ok(Arc::new(Health {
+        Ok(Arc::new(Readiness {
             checks,
             state: Mutex::new(overall),
             cache_control,
@@ -165,8 +165,8 @@ impl Health {
             // A check that does not answer within its interval counts as unhealthy.
             let limit = schedule.check_interval.get();
             let healthy = matches!(
-                tokio::time::timeout(limit, scheduled.check.check()).await,
-                Ok(Ok(_))
+                tokio::time::timeout(limit, scheduled.check.run()).await,
+                Ok(found) if found.is_healthy()
             );
             let now_healthy = self.record(i, healthy);
             let pause = if now_healthy {
@@ -238,7 +238,7 @@ impl Health {
 }
 
 /// `GET healthCheckUrlPaths[?type=alive][&name=a&name=b | &name=all]`.
-async fn respond(State(health): State<Arc<Health>>, RawQuery(query): RawQuery) -> Response {
+async fn respond(State(health): State<Arc<Readiness>>, RawQuery(query): RawQuery) -> Response {
     let mut alive_only = false;
     let mut type_seen = false;
     let mut names: Vec<String> = Vec::new();
@@ -294,20 +294,21 @@ pub(crate) fn shutdown_wait(factory: &HealthFactory) -> Option<Duration> {
 mod tests {
     use super::*;
 
-    fn health(checks: &str, initial_overall_state: bool) -> Arc<Health> {
+    fn health(checks: &str, initial_overall_state: bool) -> Arc<Readiness> {
         let yaml =
             format!("initialOverallState: {initial_overall_state}\nhealthChecks: {checks}\n");
         let factory: HealthFactory = ferrowizard_config::Loader::new()
             .load_str("health.yaml", &yaml)
             .unwrap();
-        let registered: Vec<(String, Arc<dyn HealthCheck>)> = ["db", "cache", "core"]
+        let registered: Vec<(String, Arc<dyn Registered>)> = ["db", "cache", "core"]
             .into_iter()
             .map(|n| {
-                let check: Arc<dyn HealthCheck> = Arc::new(|| async { Ok(None) });
+                let check: Arc<dyn Registered> =
+                    Arc::new(|| async { crate::health::Health::healthy() });
                 (n.to_owned(), check)
             })
             .collect();
-        Health::new(&factory, &registered).unwrap()
+        Readiness::new(&factory, &registered).unwrap()
     }
 
     /// Catches: a state flipped by the first opposite result, results counted when not in a
@@ -473,8 +474,8 @@ mod tests {
         let factory: HealthFactory = ferrowizard_config::Loader::new()
             .load_str("health.yaml", "healthChecks: [{name: dbb}]\n")
             .unwrap();
-        let check: Arc<dyn HealthCheck> = Arc::new(|| async { Ok(None) });
-        let err = Health::new(&factory, &[("db".to_owned(), check)])
+        let check: Arc<dyn Registered> = Arc::new(|| async { crate::health::Health::healthy() });
+        let err = Readiness::new(&factory, &[("db".to_owned(), check)])
             .err()
             .unwrap();
         assert_eq!(

@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use tokio::runtime::Handle;
 
-use crate::app::{CheckResult, HealthCheck};
+use crate::health::check::{Health, HealthCheck, Registered};
 
 /// How long the application runtime may take to run a trivial task before `runtime` is
 /// unhealthy: our analogue of DropWizard's deadlock check. Blocked worker threads (a handler
@@ -25,32 +25,28 @@ pub const RUNTIME_BOUND: Duration = Duration::from_secs(1);
 pub(crate) struct RuntimeCheck(pub Handle);
 
 impl HealthCheck for RuntimeCheck {
-    fn check(
-        &self,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = CheckResult> + Send + '_>> {
-        Box::pin(async move {
-            let started = Instant::now();
-            let task = self.0.spawn(async {});
-            match tokio::time::timeout(RUNTIME_BOUND, task).await {
-                Ok(Ok(())) => Ok(Some(format!(
-                    "ran a task in {} µs",
-                    started.elapsed().as_micros()
-                ))),
-                Ok(Err(e)) => Err(format!("the application runtime failed a task: {e}")),
-                Err(_) => Err(format!(
-                    "the application runtime did not run a task within {} ms",
-                    RUNTIME_BOUND.as_millis()
-                )),
-            }
-        })
+    async fn check(&self) -> Health {
+        let started = Instant::now();
+        let task = self.0.spawn(async {});
+        match tokio::time::timeout(RUNTIME_BOUND, task).await {
+            Ok(Ok(())) => Health::healthy_with(format!(
+                "ran a task in {} µs",
+                started.elapsed().as_micros()
+            )),
+            Ok(Err(e)) => Health::unhealthy(format!("the application runtime failed a task: {e}")),
+            Err(_) => Health::unhealthy(format!(
+                "the application runtime did not run a task within {} ms",
+                RUNTIME_BOUND.as_millis()
+            )),
+        }
     }
 }
 
 /// The checks to run, the application's and the built-in ones.
 #[derive(Clone)]
 pub(crate) struct Checks {
-    pub(crate) application: Arc<Vec<(String, Arc<dyn HealthCheck>)>>,
-    pub(crate) builtin: Arc<Vec<(String, Arc<dyn HealthCheck>)>>,
+    pub(crate) application: Arc<Vec<(String, Arc<dyn Registered>)>>,
+    pub(crate) builtin: Arc<Vec<(String, Arc<dyn Registered>)>>,
     pub(crate) timeout: Duration,
 }
 
@@ -71,9 +67,9 @@ pub(crate) async fn healthcheck(checks: Checks) -> impl IntoResponse {
         let (owned, check, timeout) = (name.clone(), check.clone(), checks.timeout);
         let task = running.spawn(async move {
             let started = Instant::now();
-            let result = match tokio::time::timeout(timeout, check.check()).await {
+            let result = match tokio::time::timeout(timeout, check.run()).await {
                 Ok(r) => r,
-                Err(_) => Err(format!("timed out after {} ms", timeout.as_millis())),
+                Err(_) => Health::unhealthy(format!("timed out after {} ms", timeout.as_millis())),
             };
             (owned, result, started.elapsed())
         });
@@ -87,13 +83,13 @@ pub(crate) async fn healthcheck(checks: Checks) -> impl IntoResponse {
             // A check that panicked is unhealthy, under its own name.
             Err(e) => (
                 names.remove(&e.id()).unwrap_or_default(),
-                Err(format!("the check panicked: {e}")),
+                Health::unhealthy(format!("the check panicked: {e}")),
                 Duration::ZERO,
             ),
         };
         let (healthy, message) = match result {
-            Ok(m) => (true, m),
-            Err(m) => (false, Some(m)),
+            Health::Healthy(m) => (true, m),
+            Health::Unhealthy(m) => (false, Some(m)),
         };
         report.insert(
             name,

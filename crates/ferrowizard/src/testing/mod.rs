@@ -29,14 +29,25 @@
 //!     }
 //! }
 //!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let service = TestService::start(Hello, "logging: {appenders: []}\n").unwrap();
-//! // `service.application_url()` is `http://127.0.0.1:PORT`, `service.admin_url()` the admin
-//! // connector's; requests go there with any HTTP client.
+//! let hello = service.get("/hello").await.unwrap();
+//! assert_eq!(hello.status, 200);
+//! assert_eq!(hello.text(), "hello\n");
+//! let ping = service.admin_get("/ping").await.unwrap();
+//! assert_eq!(ping.text(), "pong\n");
+//! // `application_url()` and `admin_url()` are the base URLs, for any other client.
 //! assert!(service.application_url().starts_with("http://127.0.0.1:"));
 //! drop(service); // drains, stops the managed resources, writes the request log
+//! # });
 //! ```
 
+mod client;
+
 use std::thread::JoinHandle;
+
+use bytes::Bytes;
+use http::Method;
 
 use tokio::sync::oneshot;
 
@@ -44,6 +55,8 @@ use crate::app::Application;
 use crate::config::server::ConnectorFactory;
 use crate::config::{self, Configuration, ServerFactory};
 use crate::running::Running;
+use client::TestClient;
+pub use client::{RequestError, TestResponse};
 
 /// An application serving in this process, stopped (in order, as on SIGTERM) when dropped.
 ///
@@ -53,6 +66,7 @@ use crate::running::Running;
 /// metrics, health checks, tasks and managed resources all run as configured.
 #[derive(Debug)]
 pub struct TestService {
+    client: TestClient,
     application: String,
     admin: Option<String>,
     stop: Option<oneshot::Sender<()>>,
@@ -111,6 +125,7 @@ impl TestService {
             .unwrap_or_else(|_| Err("the service's thread ended".into()));
         match outcome {
             Ok((application, admin)) => Ok(TestService {
+                client: TestClient::new(),
                 application,
                 admin,
                 stop: Some(stop),
@@ -133,6 +148,73 @@ impl TestService {
     /// server, the one connector's); empty when the service has no admin connector.
     pub fn admin_url(&self) -> &str {
         self.admin.as_deref().unwrap_or_default()
+    }
+
+    /// `GET` `path` (e.g. `/hello/Ada`) on the application connector.
+    pub async fn get(&self, path: &str) -> Result<TestResponse, RequestError> {
+        self.request(Method::GET, path, Bytes::new(), None).await
+    }
+
+    /// `POST` `body` (as `text/plain`) to `path` on the application connector.
+    pub async fn post(
+        &self,
+        path: &str,
+        body: impl Into<Bytes>,
+    ) -> Result<TestResponse, RequestError> {
+        let body = body.into();
+        self.request(Method::POST, path, body, Some("text/plain"))
+            .await
+    }
+
+    /// `POST` `value` as JSON to `path` on the application connector.
+    pub async fn post_json(
+        &self,
+        path: &str,
+        value: &impl serde::Serialize,
+    ) -> Result<TestResponse, RequestError> {
+        let body = serde_json::to_vec(value).map_err(|e| RequestError::Send(e.to_string()))?;
+        let json = Some("application/json");
+        self.request(Method::POST, path, body.into(), json).await
+    }
+
+    /// `method` `path` with `body` on the application connector.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Bytes,
+        content_type: Option<&'static str>,
+    ) -> Result<TestResponse, RequestError> {
+        let url = format!("{}{path}", self.application);
+        self.client.send(method, url, body, content_type).await
+    }
+
+    /// `GET` `path` (e.g. `/healthcheck`) on the admin connector.
+    pub async fn admin_get(&self, path: &str) -> Result<TestResponse, RequestError> {
+        self.admin(Method::GET, path, Bytes::new()).await
+    }
+
+    /// `POST` `path` (e.g. `/tasks/reload?level=INFO`) with `body` on the admin connector.
+    pub async fn admin_post(
+        &self,
+        path: &str,
+        body: impl Into<Bytes>,
+    ) -> Result<TestResponse, RequestError> {
+        self.admin(Method::POST, path, body.into()).await
+    }
+
+    async fn admin(
+        &self,
+        method: Method,
+        path: &str,
+        body: Bytes,
+    ) -> Result<TestResponse, RequestError> {
+        let base = self
+            .admin
+            .as_deref()
+            .ok_or(RequestError::NoConnector("admin"))?;
+        let url = format!("{base}{path}");
+        self.client.send(method, url, body, None).await
     }
 }
 
