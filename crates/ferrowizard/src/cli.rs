@@ -1,20 +1,18 @@
 //! The command line every application gets: `server CONFIG`, `check CONFIG [--set k=v]... [--dump]`,
-//! and the application's own commands ([`crate::Command`]).
+//! and the application's own commands ([`crate::Command`]). It parses, loads the configuration
+//! and hands over to [`crate::startup`]; failures are printed here, one line each.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
 use crate::app::Application;
-use crate::command::{Command as AppCommand, Failure};
+use crate::command::Failure;
 use crate::config::{self, Configuration};
-use crate::running::Running;
-use ferrowizard_logging::config::LoggingType;
-use tracing_subscriber::layer::SubscriberExt;
+use crate::startup;
 
 #[derive(Debug, Parser)]
 #[command(version, about = None)]
@@ -78,7 +76,24 @@ pub fn run_from<A: Application>(
     if let Some((name, args)) = matches.subcommand()
         && let Some(command) = commands.iter().find(|c| c.name() == name)
     {
-        return run_command::<A>(app.name(), command, args.clone());
+        let load = |path: &std::path::Path, overrides: &[String]| {
+            config::load::<A::Config>(path, overrides).map_err(|report| report.to_string())
+        };
+        return match startup::command(command, args.clone(), load) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Failure::Config(report)) => {
+                eprintln!("{report}");
+                ExitCode::FAILURE
+            }
+            Err(Failure::Runtime(e)) => {
+                eprintln!("{}: cannot start the runtime: {e}", app.name());
+                ExitCode::FAILURE
+            }
+            Err(Failure::Run(e)) => {
+                eprintln!("{}: {}: {e}", app.name(), command.name());
+                ExitCode::FAILURE
+            }
+        };
     }
     let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -88,7 +103,22 @@ pub fn run_from<A: Application>(
         Command::Server {
             config: path,
             overrides,
-        } => serve(app, &path, &overrides),
+        } => match config::load::<A::Config>(&path, &overrides) {
+            Ok(config) => {
+                let name = app.name().to_owned();
+                match startup::serve(app, config) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("{name}: {e}");
+                        ExitCode::FAILURE
+                    }
+                }
+            }
+            Err(report) => {
+                eprintln!("{report}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Check {
             config: path,
             overrides,
@@ -118,241 +148,6 @@ pub fn run_from<A: Application>(
                 ExitCode::FAILURE
             }
         },
-    }
-}
-
-/// The OpenTelemetry export `opentelemetry:` asks for, started; `None` when it is off.
-#[cfg(feature = "otlp")]
-fn export<C: config::Configuration>(
-    config: &C,
-    app_name: &str,
-) -> Result<Option<crate::otlp::Export>, String> {
-    let factory = config.opentelemetry();
-    if !factory.enabled {
-        return Ok(None);
-    }
-    exportable(config)?;
-    crate::otlp::Export::start(factory, app_name)
-        .map(Some)
-        .map_err(|e| e.to_string())
-}
-
-/// Without the `otlp` feature, `opentelemetry.enabled: true` is refused.
-#[cfg(not(feature = "otlp"))]
-fn export<C: config::Configuration>(config: &C, app_name: &str) -> Result<Option<()>, String> {
-    if config.opentelemetry().enabled {
-        return Err(format!(
-            "opentelemetry.enabled: this build of {app_name} has no OpenTelemetry export; \
-             build it with ferrowizard's `otlp` feature, or set enabled: false"
-        ));
-    }
-    Ok(None)
-}
-
-/// What the export needs of the rest of the configuration: the requests' spans, and a
-/// subscriber ferrowizard installs.
-#[cfg(feature = "otlp")]
-fn exportable<C: config::Configuration>(config: &C) -> Result<(), String> {
-    if !config.server().common().trace_context.enabled {
-        return Err(
-            "opentelemetry.enabled needs server.traceContext.enabled: true (the spans \
-                    exported are the requests')"
-                .to_owned(),
-        );
-    }
-    if config.logging().kind == LoggingType::External {
-        return Err(
-            "opentelemetry.enabled needs logging.type: default (with an external \
-                    subscriber, add tracing-opentelemetry's layer to it yourself)"
-                .to_owned(),
-        );
-    }
-    Ok(())
-}
-
-/// `server`: load, start logging, start the server, wait for a signal, shut down in order.
-fn serve<A: Application>(app: A, path: &std::path::Path, overrides: &[String]) -> ExitCode {
-    let config = match config::load::<A::Config>(path, overrides) {
-        Ok(c) => c,
-        Err(report) => {
-            eprintln!("{report}");
-            return ExitCode::FAILURE;
-        }
-    };
-    // Without the `otlp` feature, only its refusal of `enabled: true` is used.
-    #[cfg_attr(not(feature = "otlp"), allow(unused_variables))]
-    let export = match export(&config, app.name()) {
-        Ok(export) => export,
-        Err(e) => {
-            eprintln!("{}: {e}", app.name());
-            return ExitCode::FAILURE;
-        }
-    };
-    // `logging.type: external`: the application's own subscriber stays in place.
-    let guard = match config.logging().kind {
-        LoggingType::External => None,
-        LoggingType::Default => {
-            let (logging, layer) = match config.logging().build_layer(app.name()) {
-                Ok(built) => built,
-                Err(e) => {
-                    eprintln!("{}: cannot start logging: {e}", app.name());
-                    return ExitCode::FAILURE;
-                }
-            };
-            #[cfg(feature = "otlp")]
-            let installed = match &export {
-                Some(export) => logging.install(
-                    tracing_subscriber::registry()
-                        .with(layer)
-                        .with(export.layer()),
-                    std::time::Duration::from_secs(5),
-                ),
-                None => logging.install(
-                    tracing_subscriber::registry().with(layer),
-                    std::time::Duration::from_secs(5),
-                ),
-            };
-            #[cfg(not(feature = "otlp"))]
-            let installed = logging.install(
-                tracing_subscriber::registry().with(layer),
-                std::time::Duration::from_secs(5),
-            );
-            match installed {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    eprintln!("{}: {e}", app.name());
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
-    };
-    let logging = guard.as_ref().map(|g| g.logging().clone());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name(format!("{}-worker", app.name()))
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{}: cannot start the runtime: {e}", app.name());
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = runtime.block_on(async {
-        // The handlers are in place before the addresses are printed: a SIGTERM sent as soon
-        // as the service says it listens stops it in order, never by the default action.
-        let mut signals = match Signals::install() {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("{}: cannot handle signals: {e}", app.name());
-                return ExitCode::FAILURE;
-            }
-        };
-        #[cfg(feature = "otlp")]
-        let counters: Vec<(&str, Arc<std::sync::atomic::AtomicU64>)> = match &export {
-            Some(export) => vec![
-                (
-                    "ferrowizard.opentelemetry.spans.dropped",
-                    export.dropped_spans(),
-                ),
-                (
-                    "ferrowizard.opentelemetry.logs.dropped",
-                    export.dropped_logs(),
-                ),
-            ],
-            None => Vec::new(),
-        };
-        #[cfg(not(feature = "otlp"))]
-        let counters: Vec<(&str, Arc<std::sync::atomic::AtomicU64>)> = Vec::new();
-        let running = match Running::start(&app, &config, logging.as_ref(), &counters).await {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("{}: {e}", app.name());
-                return ExitCode::FAILURE;
-            }
-        };
-        for b in running.bound() {
-            println!(
-                "{}: {} listening on {}://{}",
-                app.name(),
-                b.role,
-                b.scheme,
-                b.addr
-            );
-        }
-        let signal = signals.recv().await;
-        tracing::info!(target: "ferrowizard::server", signal, "shutting down");
-        let left = running.stop().await;
-        println!(
-            "{}: stopped ({signal}; {left} connections cut at the end of the grace period)",
-            app.name()
-        );
-        ExitCode::SUCCESS
-    });
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    // The spans and log events still queued go to the collector before logging stops.
-    #[cfg(feature = "otlp")]
-    if let Some(export) = export {
-        export.shutdown();
-    }
-    // Dropping the guard writes every queued log line and reports losses on stderr.
-    drop(guard);
-    code
-}
-
-/// Runs an application's own command in a runtime of its own.
-fn run_command<A: Application>(
-    name: &str,
-    command: &AppCommand<A::Config>,
-    args: clap::ArgMatches,
-) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{name}: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let load = |path: &std::path::Path, overrides: &[String]| {
-        config::load::<A::Config>(path, overrides).map_err(|report| report.to_string())
-    };
-    match runtime.block_on(command.run(args, load)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Config(report)) => {
-            eprintln!("{report}");
-            ExitCode::FAILURE
-        }
-        Err(Failure::Run(e)) => {
-            eprintln!("{name}: {}: {e}", command.name());
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// SIGTERM and SIGINT, handled from when this is installed.
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn install() -> std::io::Result<Signals> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals {
-            term: signal(SignalKind::terminate())?,
-            int: signal(SignalKind::interrupt())?,
-        })
-    }
-
-    /// The name of the first signal to come.
-    async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.term.recv() => "SIGTERM",
-            _ = self.int.recv() => "SIGINT",
-        }
     }
 }
 

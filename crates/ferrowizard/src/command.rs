@@ -140,6 +140,8 @@ impl<C> Command<C> {
 pub(crate) enum Failure {
     /// The configuration did not load (the report, printed as is).
     Config(String),
+    /// The command's runtime did not start.
+    Runtime(std::io::Error),
     /// The command's own error.
     Run(RunError),
 }

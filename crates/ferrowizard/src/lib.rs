@@ -13,14 +13,13 @@ pub mod cli;
 mod command;
 pub mod config;
 pub mod errors;
+mod export;
 pub mod extract;
 pub mod health;
 mod lifecycle;
-#[cfg(feature = "otlp")]
-mod otlp;
 mod reporters;
-mod running;
 pub mod server;
+mod startup;
 pub mod testing;
 pub mod trace;
 

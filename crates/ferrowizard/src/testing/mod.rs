@@ -54,7 +54,7 @@ use tokio::sync::oneshot;
 use crate::app::Application;
 use crate::config::server::ConnectorFactory;
 use crate::config::{self, Configuration, ServerFactory};
-use crate::running::Running;
+use crate::startup::Running;
 use client::TestClient;
 pub use client::{RequestError, TestResponse};
 
@@ -113,7 +113,7 @@ impl TestService {
                             running.stop().await;
                         }
                         Err(e) => {
-                            let _ = started.send(Err(e));
+                            let _ = started.send(Err(e.to_string()));
                         }
                     }
                 });

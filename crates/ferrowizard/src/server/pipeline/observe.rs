@@ -16,6 +16,7 @@ use http::{HeaderName, HeaderValue, Method, Request, Response};
 use tracing::Span;
 use tracing::field::Empty;
 
+use crate::export::Recording;
 use crate::trace::TraceContext;
 
 /// The target of the requests' spans.
@@ -45,10 +46,9 @@ pub(crate) struct Observation {
     /// The request's span (`Span::none()` when traces are off, no subscriber wants it, or
     /// an export makes its own).
     span: Span,
-    /// With an export, the request's OpenTelemetry context (see `otlp::start`), current while
-    /// the request is handled.
-    #[cfg(feature = "otlp")]
-    otel: Option<crate::otlp::RequestSpan>,
+    /// With an export, the request's own span (see [`crate::export::start`]), whose context
+    /// is current while the request is handled.
+    otel: Option<crate::export::RequestSpan>,
 }
 
 /// A request's trace and span ids, as access-json writes them.
@@ -88,11 +88,9 @@ impl Observe {
             (name.clone(), id)
         });
         let trace = self.trace_context.then(|| {
-            #[cfg_attr(not(feature = "otlp"), allow(unused_mut))]
             let mut trace = TraceContext::from_headers(req.headers(), || false);
             // With an export, the sampled flag is its decision from the start.
-            #[cfg(feature = "otlp")]
-            if let Some(sampled) = crate::otlp::decide(&trace) {
+            if let Some(sampled) = crate::export::decide(&trace) {
                 trace.set_sampled(sampled);
             }
             context.set_hex(
@@ -114,7 +112,6 @@ impl Observe {
             request_id,
             trace,
             span: Span::none(),
-            #[cfg(feature = "otlp")]
             otel: None,
         }))
     }
@@ -181,11 +178,7 @@ fn protocol(version: http::Version) -> &'static str {
 impl Observation {
     /// Runs `f` (a stage's step) with the request's logging context in place, inside its span.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
-        #[cfg(feature = "otlp")]
-        let _otel = self
-            .otel
-            .as_ref()
-            .map(|span| span.context().clone().attach());
+        let _otel = self.otel.as_ref().map(crate::export::RequestSpan::enter);
         match &self.trace {
             Some(trace) => self.span.in_scope(|| trace.scope(|| self.context.scope(f))),
             None => self.context.scope(f),
@@ -200,8 +193,7 @@ impl Observation {
         };
         // With an export, the export's own span stands for the request's (when it records the
         // request; when not, the request has no span).
-        #[cfg(feature = "otlp")]
-        match crate::otlp::start(trace, || crate::otlp::ServerSpan {
+        match crate::export::start(trace, || crate::export::ServerSpan {
             method: req.method(),
             route,
             path: req.uri().path(),
@@ -210,14 +202,13 @@ impl Observation {
             client: client(req),
             request_id: self.context.text(crate::server::pipeline::request_id::KEY),
         }) {
-            crate::otlp::Recording::NoExport => {}
-            crate::otlp::Recording::Dropped => return,
-            crate::otlp::Recording::Span(span) => {
+            Recording::NoExport => {}
+            Recording::Dropped => return,
+            Recording::Span(span) => {
                 self.otel = Some(span);
                 return;
             }
         }
-        let _ = trace;
         self.span = request_span(req, route);
         if let Some((_, id)) = &self.request_id
             && !self.span.is_disabled()
@@ -230,7 +221,6 @@ impl Observation {
     /// The route of a merged router, found by its route layer: the span's `http.route`.
     pub(crate) fn routed(&mut self, template: &str) {
         self.span.record("http.route", template);
-        #[cfg(feature = "otlp")]
         if let Some(span) = &mut self.otel {
             span.routed(template);
         }
@@ -254,7 +244,6 @@ impl Observation {
         if let Some((name, value)) = self.request_id.take() {
             response.headers_mut().insert(name, value);
         }
-        #[cfg(feature = "otlp")]
         if let Some(span) = self.otel.take() {
             span.end(response.status().as_u16());
         }

@@ -10,16 +10,15 @@
 //! (`#[instrument]`'s, a client's) still come through the SDK, as children of the request's
 //! span through the OpenTelemetry context the request makes current.
 
-use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
-use http::Method;
 use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
 
 use super::record::Record;
 use super::spans::Spans;
+use crate::export::span::{Recording, ServerSpan};
 use crate::trace::TraceContext;
 
 /// The most spans one export request carries (the SDK's batch processor's default).
@@ -145,28 +144,6 @@ impl Queue {
     }
 }
 
-/// What a request's span says of it, as the observe stage found it.
-pub(crate) struct ServerSpan<'a> {
-    pub(crate) method: &'a Method,
-    pub(crate) route: Option<&'a str>,
-    pub(crate) path: &'a str,
-    pub(crate) query: Option<&'a str>,
-    /// `network.protocol.version`.
-    pub(crate) version: &'static str,
-    pub(crate) client: Option<IpAddr>,
-    pub(crate) request_id: Option<&'a str>,
-}
-
-/// What the export makes of a request handled with trace context ([`start`]).
-pub(crate) enum Recording {
-    /// No export is installed.
-    NoExport,
-    /// The export does not record the request.
-    Dropped,
-    /// The request's span.
-    Span(RequestSpan),
-}
-
 /// A recorded request's open span: queued for export when it ends ([`RequestSpan::end`]), or
 /// when it is dropped first (a request whose client went away: no status then).
 pub(crate) struct RequestSpan {
@@ -176,10 +153,11 @@ pub(crate) struct RequestSpan {
 }
 
 impl RequestSpan {
-    /// The OpenTelemetry context to make current while the request is handled: the request's
-    /// span as the parent of the spans made meanwhile, and the ids of its log records.
-    pub(crate) fn context(&self) -> &opentelemetry::Context {
-        &self.context
+    /// Makes the request's OpenTelemetry context current until the guard drops: the
+    /// request's span as the parent of the spans made meanwhile, and the ids of its log
+    /// records.
+    pub(crate) fn enter(&self) -> opentelemetry::ContextGuard {
+        self.context.clone().attach()
     }
 
     /// The route a merged router found after the span started.
@@ -219,7 +197,7 @@ impl Drop for RequestSpan {
 pub(crate) fn start<'a>(
     trace: &mut TraceContext,
     span: impl FnOnce() -> ServerSpan<'a>,
-) -> Recording {
+) -> Recording<RequestSpan> {
     if !INSTALLED.load(Ordering::Acquire) {
         return Recording::NoExport;
     }
@@ -299,6 +277,7 @@ mod tests {
 
     use super::*;
     use http::HeaderValue;
+    use http::Method;
 
     /// Catches: a request's decision that differs from the SDK's ratio sampler (the spans made
     /// inside a recorded request would be dropped, or those of one not recorded kept).

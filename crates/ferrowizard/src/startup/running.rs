@@ -1,6 +1,6 @@
 //! A service running: the application's `run` done, its managed resources started, the server
 //! serving, the metric reporters reporting; and its stop, in the reverse order. What `server`
-//! (the command) and [`crate::testing`] both run.
+//! (the command, [`super::serve`]) and [`crate::testing`] both run.
 
 use std::sync::Arc;
 
@@ -11,6 +11,8 @@ use crate::health::schedule::{Readiness, shutdown_wait};
 use crate::lifecycle::Started;
 use crate::reporters::Reporters;
 use crate::server::{Bound, Server};
+
+use super::error::StartupError;
 
 /// A service started by [`Running::start`].
 pub(crate) struct Running {
@@ -29,18 +31,18 @@ struct Scheduled {
 
 impl Running {
     /// Runs `app` with `config` (`logging`: the pipeline installed for it, whose counters are
-    /// published, as are `counters`, gauges by name), starts its managed resources, then its server, then the reporters. The
-    /// error is one line, to print after the application's name.
+    /// published, as are `counters`, gauges by name), starts its managed resources, then its
+    /// server, then the reporters. On a failure, what started is stopped.
     pub(crate) async fn start<A: Application>(
         app: &A,
         config: &A::Config,
         logging: Option<&Arc<ferrowizard_logging::Logging>>,
         counters: &[(&str, Arc<std::sync::atomic::AtomicU64>)],
-    ) -> Result<Running, String> {
+    ) -> Result<Running, StartupError> {
         let mut environment = Environment::default();
         app.run(config, &mut environment)
             .await
-            .map_err(|e| format!("cannot start: {e}"))?;
+            .map_err(StartupError::Run)?;
         let Environment {
             mut routes,
             health_checks,
@@ -51,8 +53,7 @@ impl Running {
         // `health:`: its checks are registered ones; its response is an application route.
         let health = match config.health().filter(|h| h.enabled) {
             Some(factory) => {
-                let health =
-                    Readiness::new(factory, &health_checks.checks).map_err(|e| e.to_string())?;
+                let health = Readiness::new(factory, &health_checks.checks)?;
                 routes = routes.merge(health.router(&factory.health_check_url_paths));
                 Some((health, shutdown_wait(factory)))
             }
@@ -61,11 +62,9 @@ impl Running {
         register_metrics(&metrics, logging)?;
         for (name, counter) in counters {
             let counter = counter.clone();
-            metrics
-                .gauge(name, &[], move || {
-                    counter.load(std::sync::atomic::Ordering::Relaxed) as f64
-                })
-                .map_err(|e| format!("metrics: {e}"))?;
+            metrics.gauge(name, &[], move || {
+                counter.load(std::sync::atomic::Ordering::Relaxed) as f64
+            })?;
         }
         let admin = Admin {
             config: config.admin().clone(),
@@ -76,10 +75,7 @@ impl Running {
             runtime: tokio::runtime::Handle::current(),
         };
         // Managed resources start before the ports open, in registration order.
-        let managed = lifecycle
-            .start()
-            .await
-            .map_err(|e| format!("cannot start: {e}"))?;
+        let managed = lifecycle.start().await?;
         let health = health.map(|(health, wait)| Scheduled {
             tasks: health.schedule(),
             health,
@@ -97,7 +93,7 @@ impl Running {
             Ok(s) => s,
             Err(e) => {
                 managed.stop().await;
-                return Err(e.to_string());
+                return Err(e.into());
             }
         };
         let reporters = match Reporters::start(config.metrics(), &metrics) {
@@ -105,7 +101,7 @@ impl Running {
             Err(e) => {
                 server.shutdown().await;
                 managed.stop().await;
-                return Err(e.to_string());
+                return Err(e.into());
             }
         };
         tracing::info!(target: "ferrowizard::server", "started {}", app.name());
@@ -155,12 +151,11 @@ impl Running {
 fn register_metrics(
     metrics: &ferrowizard_metrics::MetricRegistry,
     logging: Option<&Arc<ferrowizard_logging::Logging>>,
-) -> Result<(), String> {
-    crate::admin::metrics::register_process(metrics).map_err(|e| format!("metrics: {e}"))?;
+) -> Result<(), ferrowizard_metrics::RegistryError> {
+    crate::admin::metrics::register_process(metrics)?;
     if let Some(logging) = logging {
         let logging = logging.clone();
-        crate::admin::metrics::register_appenders(metrics, Arc::new(move || logging.stats()))
-            .map_err(|e| format!("metrics: {e}"))?;
+        crate::admin::metrics::register_appenders(metrics, Arc::new(move || logging.stats()))?;
     }
     // Another recorder installed first (a test harness, say) keeps its place.
     let _ = ferrowizard_metrics::install_recorder(metrics);

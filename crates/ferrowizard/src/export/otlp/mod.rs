@@ -38,9 +38,10 @@ mod request;
 mod spans;
 mod wire;
 
+use crate::export::error::ExportError;
 use crate::trace::TraceContext;
 use http_client::HttpClient;
-pub(crate) use request::{Recording, RequestSpan, ServerSpan, decide, start};
+pub(crate) use request::{RequestSpan, decide, start};
 
 /// A running export: its runtime, its providers, the requests' queue and its drop counters.
 /// [`Export::shutdown`] exports what is queued; dropped without it, the export stops handing
@@ -71,18 +72,14 @@ fn uninstall() {
     request::install(None, 0.0);
 }
 
-/// Why the export could not start.
-#[derive(Debug, thiserror::Error)]
-#[error("opentelemetry: {0}")]
-pub(crate) struct ExportError(String);
-
 impl Export {
     /// Starts the exporters `factory` describes, for the service `app_name`.
     pub(crate) fn start(
         factory: &OpenTelemetryFactory,
         app_name: &str,
     ) -> Result<Export, ExportError> {
-        let error = |what: &str, e: &dyn std::fmt::Display| ExportError(format!("{what}: {e}"));
+        let error =
+            |what: &str, e: &dyn std::fmt::Display| ExportError::Failed(format!("{what}: {e}"));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("otlp-export")
