@@ -7,7 +7,6 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -20,6 +19,7 @@ use ferrowizard::config::{AdminFactory, ServerFactory, Size};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
 use ferrowizard::{Task, TaskError, TaskParams, Tasks};
+use ferrowizard_logging::sink::tls::TlsSettings;
 
 /// A certificate and key for `localhost`, as PEM files in `dir`.
 fn certificate(dir: &std::path::Path) -> (String, String) {
@@ -32,51 +32,16 @@ fn certificate(dir: &std::path::Path) -> (String, String) {
 
 /// Whether a client speaking only `version` completes a handshake with `addr`.
 fn handshake(addr: SocketAddr, version: &'static rustls::SupportedProtocolVersion) -> bool {
-    #[derive(Debug)]
-    struct Any;
-    impl rustls::client::danger::ServerCertVerifier for Any {
-        fn verify_server_cert(
-            &self,
-            _: &rustls::pki_types::CertificateDer<'_>,
-            _: &[rustls::pki_types::CertificateDer<'_>],
-            _: &rustls::pki_types::ServerName<'_>,
-            _: &[u8],
-            _: rustls::pki_types::UnixTime,
-        ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-            Ok(rustls::client::danger::ServerCertVerified::assertion())
-        }
-        fn verify_tls12_signature(
-            &self,
-            _: &[u8],
-            _: &rustls::pki_types::CertificateDer<'_>,
-            _: &rustls::DigitallySignedStruct,
-        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-            Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
-        }
-        fn verify_tls13_signature(
-            &self,
-            _: &[u8],
-            _: &rustls::pki_types::CertificateDer<'_>,
-            _: &rustls::DigitallySignedStruct,
-        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-            Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
-        }
-        fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-            rustls::crypto::ring::default_provider()
-                .signature_verification_algorithms
-                .supported_schemes()
-        }
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_protocol_versions(&[version])
-    .unwrap()
-    .dangerous()
-    .with_custom_certificate_verifier(Arc::new(Any))
-    .with_no_client_auth();
+    let config = ferrowizard_logging::sink::tls::client_config(&TlsSettings {
+        ca_file: None,
+        validate_certs: false,
+        validate_server_hostname: false,
+        tls12: version == &rustls::version::TLS12,
+        tls13: version == &rustls::version::TLS13,
+    })
+    .unwrap();
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let mut conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let mut conn = rustls::ClientConnection::new(config, name).unwrap();
     let mut sock = TcpStream::connect(addr).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     while conn.is_handshaking() {

@@ -108,6 +108,29 @@ impl Text {
         }
     }
 
+    /// Appends `s` as a JSON string, quotes included (the escaping of the JSON layout).
+    ///
+    /// ```
+    /// let mut text = ferrowizard_logging::record::Text::default();
+    /// text.push_json_string("say \"hi\"\n");
+    /// assert_eq!(text.as_str(), r#""say \"hi\"\n""#);
+    /// ```
+    pub fn push_json_string(&mut self, s: &str) {
+        crate::json_string::escape(s.as_bytes(), |piece| self.push_piece(piece));
+    }
+
+    /// Appends `piece`, UTF-8 that starts and ends at a character's boundary.
+    #[inline]
+    fn push_piece(&mut self, piece: &[u8]) {
+        let end = self.len + piece.len();
+        if end <= INLINE_TEXT {
+            self.inline[self.len..end].copy_from_slice(piece);
+            self.len = end;
+        } else {
+            self.spill(std::str::from_utf8(piece).unwrap_or_default());
+        }
+    }
+
     #[cold]
     fn spill(&mut self, s: &str) {
         if self.len != SPILLED {

@@ -15,6 +15,9 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
+use ferrowizard_metrics::names::escape_label_value as escape;
+use ferrowizard_metrics::render::prometheus::{number, write_family};
+
 use crate::engine::{Run, Users};
 use crate::stats::Stats;
 
@@ -99,11 +102,11 @@ pub struct UsersNow {
 /// ```
 pub fn render(stats: &Stats, users: &[UsersNow], elapsed: std::time::Duration) -> String {
     let mut out = String::with_capacity(4096);
-    family(
+    write_family(
         &mut out,
         "volley_requests_total",
         "counter",
-        "Requests answered (ok) or failed (ko), by request name",
+        Some("Requests answered (ok) or failed (ko), by request name"),
     );
     for (name, t) in &stats.by_name {
         for (outcome, n) in [("ok", t.oks), ("ko", t.kos)] {
@@ -114,12 +117,14 @@ pub fn render(stats: &Stats, users: &[UsersNow], elapsed: std::time::Duration) -
             );
         }
     }
-    family(
+    write_family(
         &mut out,
         "volley_response_time_seconds",
         "summary",
-        "Response times so far by request name, from when each request was due (with the closed \
+        Some(
+            "Response times so far by request name, from when each request was due (with the closed \
          model's correction for coordinated omission, as in results.json)",
+        ),
     );
     for (name, t) in &stats.by_name {
         let name = escape(name);
@@ -147,11 +152,11 @@ pub fn render(stats: &Stats, users: &[UsersNow], elapsed: std::time::Duration) -
             "volley_response_time_seconds_count{{request=\"{name}\"}} {count}"
         );
     }
-    family(
+    write_family(
         &mut out,
         "volley_errors_total",
         "counter",
-        "Failed requests by KO message",
+        Some("Failed requests by KO message"),
     );
     for (message, n) in stats.errors.iter() {
         let _ = writeln!(
@@ -160,11 +165,11 @@ pub fn render(stats: &Stats, users: &[UsersNow], elapsed: std::time::Duration) -
             escape(message)
         );
     }
-    family(
+    write_family(
         &mut out,
         "volley_users_started_total",
         "counter",
-        "Users started, by scenario",
+        Some("Users started, by scenario"),
     );
     for u in users {
         let _ = writeln!(
@@ -174,11 +179,11 @@ pub fn render(stats: &Stats, users: &[UsersNow], elapsed: std::time::Duration) -
             u.started
         );
     }
-    family(
+    write_family(
         &mut out,
         "volley_users_active",
         "gauge",
-        "Users started and not finished, by scenario",
+        Some("Users started and not finished, by scenario"),
     );
     for u in users {
         let _ = writeln!(
@@ -188,51 +193,25 @@ pub fn render(stats: &Stats, users: &[UsersNow], elapsed: std::time::Duration) -
             u.started.saturating_sub(u.done)
         );
     }
-    family(
+    write_family(
         &mut out,
         "volley_connections_opened_total",
         "counter",
-        "Connections opened",
+        Some("Connections opened"),
     );
     let _ = writeln!(
         out,
         "volley_connections_opened_total {}",
         stats.connect.len()
     );
-    family(
+    write_family(
         &mut out,
         "volley_elapsed_seconds",
         "gauge",
-        "Time since the run started",
+        Some("Time since the run started"),
     );
     let _ = writeln!(out, "volley_elapsed_seconds {}", elapsed.as_secs_f64());
     out
-}
-
-fn family(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
-}
-
-/// A label value as the text format wants it: backslash, double quote and line feed escaped.
-fn escape(value: &str) -> std::borrow::Cow<'_, str> {
-    if !value.contains(['\\', '"', '\n']) {
-        return std::borrow::Cow::Borrowed(value);
-    }
-    std::borrow::Cow::Owned(
-        value
-            .replace('\\', r"\\")
-            .replace('"', "\\\"")
-            .replace('\n', r"\n"),
-    )
-}
-
-fn number(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".to_owned()
-    } else {
-        v.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -171,27 +171,5 @@ pub(crate) fn escape(s: &str, out: &mut Vec<u8>) {
 
 /// Writes UTF-8 `bytes` as a JSON string.
 pub(crate) fn escape_bytes(bytes: &[u8], out: &mut Vec<u8>) {
-    out.push(b'"');
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escaped: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1f => {
-                out.extend_from_slice(&bytes[start..i]);
-                let _ = write!(out, "\\u{b:04x}");
-                start = i + 1;
-                continue;
-            }
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        out.extend_from_slice(escaped);
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    crate::json_string::escape(bytes, |piece| out.extend_from_slice(piece));
 }

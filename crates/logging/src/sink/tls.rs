@@ -133,9 +133,31 @@ impl ServerCertVerifier for AnyName {
     }
 }
 
-/// `validateCerts: false`: any certificate (the handshake's signatures are still checked).
+/// A verifier that accepts any certificate: the `tls` appender's `validateCerts: false`, and
+/// volley's `http.tls.insecure`. The handshake's signatures are still checked, so the session
+/// is encrypted to whoever holds the certificate's key.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ferrowizard_logging::sink::tls::AnyCertificate;
+/// let provider = Arc::new(rustls::crypto::ring::default_provider());
+/// let config = rustls::ClientConfig::builder_with_provider(provider.clone())
+///     .with_safe_default_protocol_versions()
+///     .unwrap()
+///     .dangerous()
+///     .with_custom_certificate_verifier(Arc::new(AnyCertificate::new(provider)))
+///     .with_no_client_auth();
+/// # drop(config);
+/// ```
 #[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
+pub struct AnyCertificate(Arc<CryptoProvider>);
+
+impl AnyCertificate {
+    /// The verifier, checking the handshake's signatures with `provider`'s algorithms.
+    pub fn new(provider: Arc<CryptoProvider>) -> AnyCertificate {
+        AnyCertificate(provider)
+    }
+}
 
 impl ServerCertVerifier for AnyCertificate {
     fn verify_server_cert(

@@ -33,7 +33,12 @@ const NANOS_PER_SECOND: f64 = 1_000_000_000.0;
 
 /// A sample value as the text format spells it (`NaN`, `+Inf`, `-Inf`, else the shortest
 /// decimal that reads back as the same `f64`).
-fn number(value: f64) -> String {
+///
+/// ```
+/// use ferrowizard_metrics::render::prometheus::number;
+/// assert_eq!((number(0.25), number(f64::INFINITY)), ("0.25".to_owned(), "+Inf".to_owned()));
+/// ```
+pub fn number(value: f64) -> String {
     if value.is_nan() {
         "NaN".to_owned()
     } else if value == f64::INFINITY {
@@ -99,6 +104,23 @@ fn summary(
     let _ = writeln!(out, "{family}_count{plain} {}", snapshot.count());
 }
 
+/// Writes a family's `# HELP` line (its text escaped), when it has one, and its `# TYPE` line
+/// (`kind`: `counter`, `gauge`, `summary`...).
+///
+/// ```
+/// use ferrowizard_metrics::render::prometheus::write_family;
+/// let mut out = String::new();
+/// write_family(&mut out, "jobs_total", "counter", Some("Jobs done\\now"));
+/// assert_eq!(out, "# HELP jobs_total Jobs done\\\\now\n# TYPE jobs_total counter\n");
+/// ```
+pub fn write_family(out: &mut String, name: &str, kind: &str, help: Option<&str>) {
+    // `writeln!` into a `String` cannot fail.
+    if let Some(help) = help {
+        let _ = writeln!(out, "# HELP {name} {}", names::escape_help(help));
+    }
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
 pub(crate) fn render(families: &[FamilyView]) -> String {
     let mut named: Vec<(String, &FamilyView)> = families
         .iter()
@@ -112,10 +134,12 @@ pub(crate) fn render(families: &[FamilyView]) -> String {
         if family.series.is_empty() {
             continue;
         }
-        if let Some(help) = &family.help {
-            let _ = writeln!(out, "# HELP {name} {}", names::escape_help(help));
-        }
-        let _ = writeln!(out, "# TYPE {name} {}", type_name(family.kind));
+        write_family(
+            &mut out,
+            &name,
+            type_name(family.kind),
+            family.help.as_deref(),
+        );
         for series in &family.series {
             let labels = &series.labels;
             match &series.metric {

@@ -3,8 +3,7 @@
 //! the ones its log lines and `traceparent` carry), the spans made while they are handled
 //! (through `tracing-opentelemetry`, as their children), and log events (through
 //! OpenTelemetry's `tracing` bridge, as log records of their request's trace and span, not
-//! span events), each in batches to an OTLP collector ([`spans`] writes the span batches,
-//! [`wire`] says why by hand).
+//! span events), each in batches to an OTLP collector ([`spans`] sends the span batches).
 //!
 //! The exporters run on a runtime of their own (one thread, its telemetry suppressed, so that
 //! an export's own events are never exported); the queues are bounded, and what does not fit
@@ -32,11 +31,11 @@ use tracing_subscriber::registry::LookupSpan;
 
 use crate::config::opentelemetry::{OpenTelemetryFactory, OtlpProtocol};
 
+mod encode;
 mod http_client;
 mod record;
 mod request;
 mod spans;
-mod wire;
 
 use crate::export::error::ExportError;
 use crate::trace::TraceContext;
@@ -333,7 +332,7 @@ impl Exporters<'_> {
             .collect()
     }
 
-    /// The span exporter: ferrowizard's (see [`wire`] for why).
+    /// The span exporter: ferrowizard's, which also sends the requests' own spans.
     fn spans(&self) -> Result<spans::Spans, String> {
         match self.protocol {
             OtlpProtocol::Grpc => spans::Spans::grpc(

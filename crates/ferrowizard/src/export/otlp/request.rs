@@ -1,12 +1,11 @@
 //! The requests' own spans: decided, kept and queued by ferrowizard, exported in batches by
 //! the export runtime.
 //!
-//! Not the SDK's spans: a span built through the SDK (its builder, its sampler run again, its
-//! `SpanData` moved through a channel, the attributes' strings allocated on a worker and freed
-//! on the export thread) costs a recorded request about 12,000 instructions, a tenth of a
-//! request at 10% sampling (BENCHMARKS.md, "Issue 23"). A [`Record`] keeps the request's parts
-//! as it has them (numbers, one string for its text) and the export thread turns them into
-//! OTLP's attributes ([`super::wire`]). The spans made while the request is handled
+//! Not the SDK's spans: a span built through the SDK has a builder, runs its sampler again,
+//! moves its `SpanData` through a channel, and allocates the attributes' strings on a worker to
+//! free them on the export thread. A [`Record`] keeps the request's parts as it has them
+//! (numbers, one string for its text), and the export thread turns them into OTLP's
+//! attributes ([`super::encode`]). The spans made while the request is handled
 //! (`#[instrument]`'s, a client's) still come through the SDK, as children of the request's
 //! span through the OpenTelemetry context the request makes current.
 
@@ -305,6 +304,7 @@ mod tests {
     fn a_record_is_written_as_opentelemetrys_http_server_span() {
         use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
         use opentelemetry_proto::tonic::common::v1::any_value::Value as V;
+        use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
         use prost::Message;
 
         let record = |method: Method, parent, status, route: Option<&str>| {
@@ -341,12 +341,13 @@ mod tests {
             record(Method::from_bytes(b"PURGE").unwrap(), None, Some(503), None),
             record(Method::POST, None, None, Some("/events")),
         ];
-        let resource = super::super::wire::EncodedResource::new(
+        let resource = ResourceAttributesWithSchema::from(
             &opentelemetry_sdk::Resource::builder_empty()
                 .with_service_name("quotes")
                 .build(),
         );
-        let bytes = super::super::wire::encode_requests(&resource, "ferrowizard", &records);
+        let bytes =
+            super::super::encode::recorded(&resource, "ferrowizard", &records).encode_to_vec();
         let request = ExportTraceServiceRequest::decode(bytes.as_slice()).unwrap();
         let scope = &request.resource_spans[0].scope_spans[0];
         assert_eq!(scope.scope.as_ref().unwrap().name, "ferrowizard");

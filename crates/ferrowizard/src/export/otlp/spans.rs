@@ -1,29 +1,28 @@
-//! The span exporter: each batch written by [`super::wire`] and sent to the collector over
-//! OTLP/gRPC (tonic, the request's bytes passed through as they are) or OTLP/HTTP (hyper, on
-//! the export runtime), with the configured headers and timeout.
+//! The span exporter: each batch made into an export request ([`super::encode`]) and sent to
+//! the collector over OTLP/gRPC (opentelemetry-proto's tonic client) or OTLP/HTTP (prost's
+//! bytes through hyper, on the export runtime), with the configured headers and timeout.
 
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes};
-use http::uri::PathAndQuery;
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request};
 use opentelemetry_http::HttpClient as _;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
+use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::SpanData;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use prost::Message;
 
+use super::encode;
 use super::http_client::HttpClient;
-use super::wire::{self, EncodedResource};
-
-/// gRPC's method for traces.
-const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 
 /// Spans to an OTLP collector.
 #[derive(Debug)]
 pub(super) struct Spans {
     transport: Transport,
-    resource: EncodedResource,
+    resource: ResourceAttributesWithSchema,
     handle: tokio::runtime::Handle,
     timeout: Duration,
 }
@@ -37,7 +36,7 @@ enum Transport {
 /// OTLP/gRPC's destination.
 #[derive(Debug)]
 struct Grpc {
-    client: tonic::client::Grpc<tonic::transport::Channel>,
+    client: TraceServiceClient<tonic::transport::Channel>,
     metadata: tonic::metadata::MetadataMap,
 }
 
@@ -68,10 +67,10 @@ impl Spans {
         };
         Ok(Spans {
             transport: Transport::Grpc(Box::new(Grpc {
-                client: tonic::client::Grpc::new(channel),
+                client: TraceServiceClient::new(channel),
                 metadata,
             })),
-            resource: EncodedResource::default(),
+            resource: ResourceAttributesWithSchema::default(),
             handle,
             timeout,
         })
@@ -94,7 +93,7 @@ impl Spans {
                 url,
                 headers,
             })),
-            resource: EncodedResource::default(),
+            resource: ResourceAttributesWithSchema::default(),
             handle,
             timeout,
         })
@@ -108,28 +107,25 @@ impl Spans {
         if records.is_empty() {
             return Ok(());
         }
-        self.send(wire::encode_requests(
-            &self.resource,
-            "ferrowizard",
-            records,
-        ))
-        .await
+        self.send(encode::recorded(&self.resource, "ferrowizard", records))
+            .await
     }
 
-    /// Sends one encoded request; runs on the export runtime.
-    async fn send(&self, body: Vec<u8>) -> Result<(), String> {
+    /// Sends one export request; runs on the export runtime.
+    async fn send(&self, export: ExportTraceServiceRequest) -> Result<(), String> {
         match &self.transport {
             Transport::Grpc(grpc) => {
                 let Grpc { client, metadata } = &**grpc;
                 let mut client = client.clone();
-                let mut request = tonic::Request::new(Bytes::from(body));
+                let mut request = tonic::Request::new(export);
                 *request.metadata_mut() = metadata.clone();
                 request.set_timeout(self.timeout);
+                // The answer's partial-success counts are not read.
                 let answer = async move {
-                    client.ready().await.map_err(|e| e.to_string())?;
                     client
-                        .unary::<_, (), _>(request, PathAndQuery::from_static(EXPORT), Raw)
+                        .export(request)
                         .await
+                        .map(drop)
                         .map_err(|status| format!("{}: {}", status.code(), status.message()))
                 };
                 let timeout = self.timeout;
@@ -148,7 +144,7 @@ impl Spans {
                     headers,
                 } = &**http;
                 let mut request = Request::post(url.clone())
-                    .body(Bytes::from(body))
+                    .body(Bytes::from(export.encode_to_vec()))
                     .map_err(|e| e.to_string())?;
                 *request.headers_mut() = headers.clone();
                 request.headers_mut().insert(
@@ -174,54 +170,12 @@ impl opentelemetry_sdk::trace::SpanExporter for Spans {
         if batch.is_empty() {
             return Ok(());
         }
-        let body = wire::encode(&self.resource, &batch);
-        drop(batch);
-        self.send(body)
+        self.send(encode::sdk_spans(&self.resource, batch))
             .await
             .map_err(|e| OTelSdkError::InternalFailure(format!("span export: {e}")))
     }
 
     fn set_resource(&mut self, resource: &Resource) {
-        self.resource = EncodedResource::new(resource);
-    }
-}
-
-/// gRPC's codec for a request already in protobuf: its bytes go as they are; the answer
-/// (an `ExportTraceServiceResponse`, whose partial-success counts nothing here reads) is
-/// skipped.
-struct Raw;
-
-impl Codec for Raw {
-    type Encode = Bytes;
-    type Decode = ();
-    type Encoder = Raw;
-    type Decoder = Raw;
-
-    fn encoder(&mut self) -> Raw {
-        Raw
-    }
-
-    fn decoder(&mut self) -> Raw {
-        Raw
-    }
-}
-
-impl Encoder for Raw {
-    type Item = Bytes;
-    type Error = tonic::Status;
-
-    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
-        dst.put(item);
-        Ok(())
-    }
-}
-
-impl Decoder for Raw {
-    type Item = ();
-    type Error = tonic::Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<()>, tonic::Status> {
-        src.advance(src.remaining());
-        Ok(Some(()))
+        self.resource = ResourceAttributesWithSchema::from(resource);
     }
 }

@@ -192,7 +192,7 @@ impl AccessJson {
         let mut key = |out: &mut Text, name: &str| {
             out.push_str(if first { "{" } else { "," });
             first = false;
-            quote(out, name);
+            out.push_json_string(name);
             out.push(':');
         };
         let header = |name: &HeaderName| {
@@ -225,14 +225,14 @@ impl AccessJson {
                     // The servlet's request URI: the path without the query.
                     key(out, name);
                     let target = e.target();
-                    quote(out, target.split_once('?').map_or(target, |(path, _)| path));
+                    out.push_json_string(target.split_once('?').map_or(target, |(path, _)| path));
                 }
                 AccessField::RequestUrl => {
                     if let Some(host) = header(&http::header::HOST) {
                         key(out, name);
                         let target = e.target();
                         let path = target.split_once('?').map_or(target, |(path, _)| path);
-                        quote(out, &format!("{}://{host}{path}", e.scheme()));
+                        out.push_json_string(&format!("{}://{host}{path}", e.scheme()));
                     }
                 }
                 AccessField::StatusCode => {
@@ -241,11 +241,11 @@ impl AccessJson {
                 }
                 AccessField::Method => {
                     key(out, name);
-                    quote(out, e.method().as_str());
+                    out.push_json_string(e.method().as_str());
                 }
                 AccessField::Protocol => {
                     key(out, name);
-                    quote(out, version(e.version()));
+                    out.push_json_string(version(e.version()));
                 }
                 AccessField::ContentLength => {
                     key(out, name);
@@ -262,31 +262,31 @@ impl AccessJson {
                 AccessField::ServerName => {
                     if let Some(host) = header(&http::header::HOST) {
                         key(out, name);
-                        quote(out, server_name(host));
+                        out.push_json_string(server_name(host));
                     }
                 }
                 AccessField::RequestId => {
                     if let Some(id) = e.request_id() {
                         key(out, name);
-                        quote(out, id);
+                        out.push_json_string(id);
                     }
                 }
                 AccessField::TraceId => {
                     if let Some(ids) = e.trace_ids() {
                         key(out, name);
-                        ids.trace_id.with_hex(|id| quote(out, id));
+                        ids.trace_id.with_hex(|id| out.push_json_string(id));
                     }
                 }
                 AccessField::SpanId => {
                     if let Some(ids) = e.trace_ids() {
                         key(out, name);
-                        ids.span_id.with_hex(|id| quote(out, id));
+                        ids.span_id.with_hex(|id| out.push_json_string(id));
                     }
                 }
                 AccessField::UserAgent => {
                     if let Some(ua) = e.user_agent() {
                         key(out, name);
-                        quote(out, ua);
+                        out.push_json_string(ua);
                     }
                 }
                 // Refused by the configuration (see `AccessJsonLayoutFactory`).
@@ -322,15 +322,15 @@ impl AccessJson {
                 if i > 0 {
                     out.push(',');
                 }
-                quote(out, n.as_str());
+                out.push_json_string(n.as_str());
                 out.push(':');
-                quote(out, v);
+                out.push_json_string(v);
             }
             out.push('}');
         }
         for (name, value) in &self.additional {
             key(out, name);
-            quote(out, value);
+            out.push_json_string(value);
         }
         if first {
             out.push('{');
@@ -342,7 +342,7 @@ impl AccessJson {
         let nanos = unix_nanos(e.time());
         match &self.stamp {
             None => out.push_str(itoa::Buffer::new().format(nanos.div_euclid(1_000_000))),
-            Some(stamp) => stamp.with(nanos, |text| quote(out, text)),
+            Some(stamp) => stamp.with(nanos, |text| out.push_json_string(text)),
         }
     }
 }
@@ -353,23 +353,6 @@ fn server_name(host: &str) -> &str {
         Some(i) if !host[i..].contains(']') => &host[..i],
         _ => host,
     }
-}
-
-/// `s` as a JSON string.
-pub(crate) fn quote(out: &mut Text, s: &str) {
-    use std::fmt::Write;
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]
