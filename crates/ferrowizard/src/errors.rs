@@ -43,7 +43,7 @@ pub type RunError = Box<dyn std::error::Error + Send + Sync>;
 /// ```
 /// use ferrowizard::axum::http::StatusCode;
 /// use ferrowizard::axum::response::IntoResponse;
-/// use ferrowizard::errors::ErrorMessage;
+/// use ferrowizard::ErrorMessage;
 ///
 /// let unknown = ErrorMessage::new(StatusCode::NOT_FOUND, "no quote for XYZ");
 /// assert_eq!(unknown.to_json(), r#"{"code":404,"message":"no quote for XYZ"}"#);
@@ -65,7 +65,7 @@ impl ErrorMessage {
     /// The answer `status` with `message`.
     ///
     /// ```
-    /// # use ferrowizard::{axum::http::StatusCode, errors::ErrorMessage};
+    /// # use ferrowizard::{ErrorMessage, axum::http::StatusCode};
     /// let e = ErrorMessage::new(StatusCode::CONFLICT, "already booked");
     /// assert_eq!(e.message(), "already booked");
     /// ```
@@ -79,7 +79,7 @@ impl ErrorMessage {
     /// The answer `status` with Jersey's message for it: `HTTP 404 Not Found`.
     ///
     /// ```
-    /// # use ferrowizard::{axum::http::StatusCode, errors::ErrorMessage};
+    /// # use ferrowizard::{ErrorMessage, axum::http::StatusCode};
     /// assert_eq!(ErrorMessage::of(StatusCode::SERVICE_UNAVAILABLE).message(), "HTTP 503 Service Unavailable");
     /// ```
     pub fn of(status: StatusCode) -> ErrorMessage {
@@ -93,7 +93,7 @@ impl ErrorMessage {
     /// The status.
     ///
     /// ```
-    /// # use ferrowizard::{axum::http::StatusCode, errors::ErrorMessage};
+    /// # use ferrowizard::{ErrorMessage, axum::http::StatusCode};
     /// assert_eq!(ErrorMessage::of(StatusCode::GONE).status(), StatusCode::GONE);
     /// ```
     pub fn status(&self) -> StatusCode {
@@ -103,7 +103,7 @@ impl ErrorMessage {
     /// The message.
     ///
     /// ```
-    /// # use ferrowizard::{axum::http::StatusCode, errors::ErrorMessage};
+    /// # use ferrowizard::{ErrorMessage, axum::http::StatusCode};
     /// assert_eq!(ErrorMessage::of(StatusCode::GONE).message(), "HTTP 410 Gone");
     /// ```
     pub fn message(&self) -> &str {
@@ -113,7 +113,7 @@ impl ErrorMessage {
     /// The JSON body: `code` first, then `message`.
     ///
     /// ```
-    /// # use ferrowizard::{axum::http::StatusCode, errors::ErrorMessage};
+    /// # use ferrowizard::{ErrorMessage, axum::http::StatusCode};
     /// let e = ErrorMessage::new(StatusCode::BAD_REQUEST, "a \"quoted\" word");
     /// assert_eq!(e.to_json(), r#"{"code":400,"message":"a \"quoted\" word"}"#);
     /// ```

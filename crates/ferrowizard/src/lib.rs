@@ -6,13 +6,13 @@
 #![deny(missing_docs)]
 
 pub mod admin;
-pub mod app;
+mod app;
 #[cfg(feature = "bench")]
 pub mod bench;
-pub mod cli;
+mod cli;
 mod command;
 pub mod config;
-pub mod errors;
+mod errors;
 mod export;
 pub mod extract;
 pub mod health;
@@ -28,9 +28,9 @@ pub use app::{Application, Environment};
 /// The axum ferrowizard is built on: routers, extractors and responses of this version fit
 /// [`Environment::routes`] and [`Environment::layer`].
 pub use axum;
-pub use cli::run;
+pub use cli::{run, run_from};
 pub use command::Command;
-pub use errors::RunError;
+pub use errors::{ErrorMessage, RunError};
 pub use ferrowizard_metrics as metrics;
 pub use lifecycle::Managed;
 

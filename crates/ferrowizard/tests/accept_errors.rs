@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::routing::get;
 use ferrowizard::config::ServerFactory;
-use ferrowizard::config::server::{
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
 };
 use ferrowizard::metrics::MetricRegistry;

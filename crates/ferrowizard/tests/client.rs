@@ -10,7 +10,7 @@ use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::routing::get;
 use ferrowizard::config::ServerFactory;
-use ferrowizard::config::server::{
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
 };
 use ferrowizard::server::{Client, Server};

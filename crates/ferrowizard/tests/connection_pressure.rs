@@ -11,7 +11,7 @@ use axum::Router;
 use axum::routing::get;
 use ferrowizard::config::Duration as ConfigDuration;
 use ferrowizard::config::ServerFactory;
-use ferrowizard::config::server::{
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
 };
 use ferrowizard::metrics::MetricRegistry;
@@ -361,7 +361,7 @@ async fn admin_connectors_keep_their_own_max_connections() {
 /// accept stage.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_simple_servers_connector_takes_max_connections() {
-    use ferrowizard::config::server::SimpleServerFactory;
+    use ferrowizard::config::SimpleServerFactory;
     let gate = Arc::new(Semaphore::new(0));
     let mut f = SimpleServerFactory {
         connector: ConnectorFactory::Http(HttpConnectorFactory {

@@ -13,11 +13,11 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use ferrowizard::config::server::{
+use ferrowizard::ErrorMessage;
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
 };
 use ferrowizard::config::{ServerFactory, Size};
-use ferrowizard::errors::ErrorMessage;
 use ferrowizard::extract::Valid;
 use ferrowizard::server::Server;
 use tokio::sync::Semaphore;

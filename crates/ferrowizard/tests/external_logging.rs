@@ -85,7 +85,7 @@ fn the_applications_own_subscriber_stays_in_place() {
     )
     .unwrap();
     let service = std::thread::spawn(move || {
-        ferrowizard::cli::run_from(
+        ferrowizard::run_from(
             Hello,
             ["hello".into(), "server".into(), config.into_os_string()],
         )

@@ -4,7 +4,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,10 @@ use axum::routing::get;
 use ferrowizard::config::{Loader, ServerFactory};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
+
+#[path = "../../logging/tests/support/fifo.rs"]
+mod fifo;
+use fifo::{drain, fifo};
 
 /// Requests sent: their lines (about 120 bytes each) are three times what a pipe holds.
 const REQUESTS: usize = 1_500;
@@ -91,12 +94,7 @@ fn serve_into_fifo(
     settings: &str,
 ) -> (Server, MetricRegistry, SocketAddr, std::fs::File) {
     let path = dir.join("requests.log");
-    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    let read_end = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(&path)
-        .unwrap();
+    let read_end = fifo(&path);
     let yaml = format!(
         "type: default\napplicationConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n\
          adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\nrequestLog:\n  appenders:\n    \
@@ -122,22 +120,6 @@ fn serve_into_fifo(
         .unwrap()
         .addr;
     (server, metrics, addr, read_end)
-}
-
-/// Reads the FIFO from now on (blocking reads), on a thread of its own: its lines once the
-/// writer has closed it.
-fn drain(read_end: std::fs::File) -> std::thread::JoinHandle<Vec<String>> {
-    std::thread::spawn(move || {
-        nix::fcntl::fcntl(
-            &read_end,
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
-        )
-        .unwrap();
-        BufReader::new(read_end)
-            .lines()
-            .map_while(Result::ok)
-            .collect::<Vec<String>>()
-    })
 }
 
 /// With the request log's queue full and its writer stuck, request threads wait for room

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use ferrowizard::config::server::{
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
     HttpsConnectorFactory, RequestLogFactory, ServerCommon, SimpleServerFactory, TlsProtocol,
 };

@@ -8,11 +8,11 @@ use std::time::Duration;
 use axum::Router;
 use axum::routing::{get, post};
 use ferrowizard::admin::Admin;
-use ferrowizard::config::server::{
+use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
     HttpsConnectorFactory, SimpleServerFactory,
 };
-use ferrowizard::config::{AdminFactory, Duration as ConfigDuration, ServerFactory, Size};
 use ferrowizard::health::{Health, HealthChecks};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::{Routes, Server};

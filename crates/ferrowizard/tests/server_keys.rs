@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use axum::Router;
 use ferrowizard::admin::Admin;
-use ferrowizard::config::server::{
+use ferrowizard::config::{AdminFactory, ServerFactory, Size};
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
     HttpsConnectorFactory, TlsProtocol,
 };
-use ferrowizard::config::{AdminFactory, ServerFactory, Size};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::Server;
 use ferrowizard::{Task, TaskError, TaskParams, Tasks};

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use axum::routing::get;
 use ferrowizard::admin::Admin;
-use ferrowizard::config::server::{
+use ferrowizard::config::{AdminAuth, AdminFactory, Secret, ServerFactory};
+use ferrowizard::config::{
     ConnectorCommon, ConnectorFactory, DefaultServerFactory, HttpConnectorFactory,
     SimpleServerFactory,
 };
-use ferrowizard::config::{AdminAuth, AdminFactory, Secret, ServerFactory};
 use ferrowizard::health::{Health, HealthChecks};
 use ferrowizard::metrics::MetricRegistry;
 use ferrowizard::server::{Routes, Server};

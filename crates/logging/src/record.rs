@@ -72,7 +72,7 @@ const INLINE_TEXT: usize = 256;
 
 /// A record's text: UTF-8, kept inline in the record (so inside its queue slot, which the
 /// request thread brings into its cache before it captures: see the ring) up to
-/// [`INLINE_TEXT`] bytes, then in a `String` on the heap (kept, so a record that once held
+/// `INLINE_TEXT` bytes, then in a `String` on the heap (kept, so a record that once held
 /// more allocates no more). Hand-written rather than a `SmallVec<[u8; N]>`, whose general
 /// `insert_from_slice` costs more than the copy itself on this path.
 #[derive(Clone)]

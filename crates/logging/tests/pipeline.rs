@@ -8,27 +8,69 @@ use std::time::{Duration, Instant};
 
 use ferrowizard_config::Level as ConfigLevel;
 use ferrowizard_logging::config::{
-    AppenderFactory, FileAppenderFactory, JsonLayoutFactory, LayoutFactory, LoggerConfig,
-    SyslogAppenderFactory, SyslogProtocol, TcpAppenderFactory,
+    AppenderCommon, AppenderFactory, FileAppenderFactory, JsonLayoutFactory, LayoutFactory,
+    LoggerConfig, SyslogAppenderFactory, SyslogProtocol, TcpAppenderFactory,
 };
 use ferrowizard_logging::{Logging, LoggingFactory};
 use tracing::Dispatch;
+
+/// The settings every appender has, with the layout `format` and the others their defaults.
+fn common(format: &str) -> AppenderCommon {
+    AppenderCommon {
+        log_format: Some(format.into()),
+        ..Default::default()
+    }
+}
 
 fn file_appender(path: &Path) -> FileAppenderFactory {
     FileAppenderFactory {
         current_log_filename: Some(path.display().to_string()),
         archive: false,
-        common: ferrowizard_logging::config::AppenderCommon {
-            log_format: Some("%-5p %c %t %m%n".into()),
-            ..Default::default()
-        },
+        common: common("%-5p %c %t %m%n"),
         ..Default::default()
     }
+}
+
+/// A syslog appender to `port` of 127.0.0.1 over `protocol`, with the layout `format`.
+fn syslog_to(port: u16, protocol: SyslogProtocol, format: &str) -> SyslogAppenderFactory {
+    SyslogAppenderFactory {
+        common: common(format),
+        host: "127.0.0.1".into(),
+        port,
+        protocol,
+        ..Default::default()
+    }
+}
+
+/// A TCP appender to `port` of 127.0.0.1.
+fn tcp_to(port: u16) -> TcpAppenderFactory {
+    TcpAppenderFactory {
+        host: "127.0.0.1".into(),
+        port,
+        ..Default::default()
+    }
+}
+
+/// A port of 127.0.0.1 that nothing listens on: bound, then let go.
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn start(factory: &LoggingFactory) -> (Logging, Dispatch) {
     let (logging, subscriber) = factory.build("pipeline-test").expect("build");
     (logging, Dispatch::new(subscriber))
+}
+
+/// Starts logging to `appenders`, every other setting its default.
+fn start_with(appenders: Vec<AppenderFactory>) -> (Logging, Dispatch) {
+    start(&LoggingFactory {
+        appenders,
+        ..Default::default()
+    })
 }
 
 fn read_all(dir: &Path) -> Vec<String> {
@@ -81,11 +123,7 @@ fn blocking_mode_writes_every_line_once_across_rotations() {
     appender.archived_file_count = 0;
     appender.common.discarding_threshold = 0;
     appender.common.queue_size = 1024;
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(appender)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(appender)]);
     hammer(&dispatch, 4, 250_000, |t, i| {
         tracing::info!(thread = t, seq = i, "event")
     });
@@ -194,11 +232,7 @@ fn a_full_queue_drops_info_and_keeps_every_warn() {
     let mut appender = file_appender(&path);
     appender.common.queue_size = 8;
     appender.common.discarding_threshold = 8; // drop INFO as soon as one slot is taken
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(appender)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(appender)]);
     hammer(&dispatch, 4, 20_000, |_, i| {
         if i % 2 == 0 {
             tracing::info!(i, "droppable");
@@ -293,11 +327,7 @@ fn thread_name() -> String {
 fn level_changes_are_seen_by_every_thread_and_revert() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("levels.log");
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(file_appender(&path))],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(file_appender(&path))]);
     // Four threads for the whole test, each logging once per phase at DEBUG.
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let workers: Vec<(
@@ -328,55 +358,35 @@ fn level_changes_are_seen_by_every_thread_and_revert() {
     };
     // Changes are made where the dispatcher is the default, as the admin task's are where
     // it is installed globally: with a single dispatcher, tracing-core rebuilds the call
-    // sites' interest with the calling thread's default.
+    // sites' interest with the calling thread's default. Each returns the admin task's reply.
+    let set = |level: Option<ConfigLevel>, duration: Option<Duration>| {
+        tracing::dispatcher::with_default(&dispatch, || {
+            logging
+                .levels()
+                .set("pipeline::levels", level, duration)
+                .unwrap()
+        })
+    };
     emit("before");
-    let reply = tracing::dispatcher::with_default(&dispatch, || {
-        logging
-            .levels()
-            .set("pipeline::levels", Some(ConfigLevel::Debug), None)
-            .unwrap()
-    });
+    let reply = set(Some(ConfigLevel::Debug), None);
     assert_eq!(
         reply,
         "Configured logging level for pipeline::levels to DEBUG"
     );
     emit("during");
-    let reply = tracing::dispatcher::with_default(&dispatch, || {
-        logging
-            .levels()
-            .set("pipeline::levels", None, None)
-            .unwrap()
-    });
+    let reply = set(None, None);
     assert_eq!(
         reply,
         "Configured logging level for pipeline::levels to the configured level"
     );
     emit("after");
-    let reply = tracing::dispatcher::with_default(&dispatch, || {
-        logging
-            .levels()
-            .set(
-                "pipeline::levels",
-                Some(ConfigLevel::Trace),
-                Some(Duration::from_secs(60)),
-            )
-            .unwrap()
-    });
+    let reply = set(Some(ConfigLevel::Trace), Some(Duration::from_secs(60)));
     assert_eq!(
         reply,
         "Configured logging level for pipeline::levels to TRACE for 60000 milliseconds"
     );
     emit("timed");
-    let reply = tracing::dispatcher::with_default(&dispatch, || {
-        logging
-            .levels()
-            .set(
-                "pipeline::levels",
-                Some(ConfigLevel::Trace),
-                Some(Duration::from_millis(300)),
-            )
-            .unwrap()
-    });
+    let reply = set(Some(ConfigLevel::Trace), Some(Duration::from_millis(300)));
     assert_eq!(
         reply,
         "Configured logging level for pipeline::levels to TRACE for 300 milliseconds"
@@ -426,11 +436,7 @@ fn json_layout_writes_dropwizard_fields() {
         additional_fields: [("service".to_owned(), "realtime".to_owned())].into(),
         ..Default::default()
     }));
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(appender)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(appender)]);
     tracing::dispatcher::with_default(&dispatch, || {
         let span = tracing::info_span!("request", request_id = "r-1");
         let _e = span.enter();
@@ -467,11 +473,10 @@ fn a_threads_context_is_the_mdc_of_the_events_inside_its_scope() {
     text.common.log_format = Some("%X{requestId}|%X{user}|%m%n".into());
     let mut json = file_appender(&json_path);
     json.common.layout = Some(LayoutFactory::Json(JsonLayoutFactory::default()));
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(text), AppenderFactory::File(json)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![
+        AppenderFactory::File(text),
+        AppenderFactory::File(json),
+    ]);
     tracing::dispatcher::with_default(&dispatch, || {
         let request = Context::new().with("requestId", "r-7").with("user", "ann");
         request.scope(|| {
@@ -518,11 +523,7 @@ fn time_based_rotation_by_the_second() {
             .to_string(),
     );
     appender.archived_file_count = 2;
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(appender)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(appender)]);
     let started = Instant::now();
     let mut n = 0u64;
     tracing::dispatcher::with_default(&dispatch, || {
@@ -560,11 +561,7 @@ fn an_unwritable_file_counts_errors_and_never_blocks() {
     let mut appender = file_appender(Path::new("/dev/full"));
     appender.common.discarding_threshold = 0; // blocking mode: only a stalled writer could block us
     appender.common.queue_size = 16;
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(appender)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(appender)]);
     emit_or_hang(dispatch, |i| tracing::info!(i, "to /dev/full"), 100_000);
     let stats = logging.shutdown(Duration::from_secs(10));
     let total = stats[0].total();
@@ -581,20 +578,8 @@ fn syslog_over_udp_is_rfc_5424() {
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     let port = socket.local_addr().unwrap().port();
-    let syslog = SyslogAppenderFactory {
-        common: ferrowizard_logging::config::AppenderCommon {
-            log_format: Some("%c: %m".into()),
-            ..Default::default()
-        },
-        host: "127.0.0.1".into(),
-        port,
-        ..Default::default()
-    };
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::Syslog(syslog)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let syslog = syslog_to(port, SyslogProtocol::Udp, "%c: %m");
+    let (logging, dispatch) = start_with(vec![AppenderFactory::Syslog(syslog)]);
     tracing::dispatcher::with_default(
         &dispatch,
         || tracing::warn!(target: "pipeline::syslog", code = 7, "disk nearly full"),
@@ -619,21 +604,8 @@ fn syslog_over_udp_is_rfc_5424() {
 fn syslog_over_tcp_is_octet_counted_and_a_closed_port_never_blocks() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let syslog = SyslogAppenderFactory {
-        common: ferrowizard_logging::config::AppenderCommon {
-            log_format: Some("%m".into()),
-            ..Default::default()
-        },
-        host: "127.0.0.1".into(),
-        port,
-        protocol: SyslogProtocol::Tcp,
-        ..Default::default()
-    };
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::Syslog(syslog)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let syslog = syslog_to(port, SyslogProtocol::Tcp, "%m");
+    let (logging, dispatch) = start_with(vec![AppenderFactory::Syslog(syslog)]);
     tracing::dispatcher::with_default(&dispatch, || {
         tracing::info!("one");
         tracing::info!("two");
@@ -665,21 +637,8 @@ fn syslog_over_tcp_is_octet_counted_and_a_closed_port_never_blocks() {
     );
 
     // Now a TCP appender to a port nobody listens on.
-    let closed = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let tcp = TcpAppenderFactory {
-        host: "127.0.0.1".into(),
-        port: closed,
-        ..Default::default()
-    };
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::Tcp(tcp)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let tcp = tcp_to(closed_port());
+    let (logging, dispatch) = start_with(vec![AppenderFactory::Tcp(tcp)]);
     emit_or_hang(dispatch, |i| tracing::warn!(i, "nobody listens"), 20_000);
     let stats = logging.shutdown(Duration::from_secs(10));
     let total = stats[0].total();
@@ -690,25 +649,12 @@ fn syslog_over_tcp_is_octet_counted_and_a_closed_port_never_blocks() {
 
 #[test]
 fn a_tcp_peer_that_comes_back_gets_the_lines_again() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let tcp = TcpAppenderFactory {
-        common: ferrowizard_logging::config::AppenderCommon {
-            log_format: Some("%m%n".into()),
-            ..Default::default()
-        },
-        host: "127.0.0.1".into(),
-        port,
-        ..Default::default()
+        common: common("%m%n"),
+        ..tcp_to(port)
     };
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::Tcp(tcp)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::Tcp(tcp)]);
     tracing::dispatcher::with_default(&dispatch, || tracing::warn!("while down"));
     logging.flush(Duration::from_secs(5));
     assert_eq!(logging.stats()[0].total().dropped, 1);
@@ -735,11 +681,7 @@ fn a_fixed_window_keeps_the_newest_archives_and_the_size_cap_holds() {
     appender.max_file_size = Some(ferrowizard_config::Size::kibibytes(64));
     appender.archived_file_count = 3;
     appender.common.discarding_threshold = 0;
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(appender)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(appender)]);
     tracing::dispatcher::with_default(&dispatch, || {
         (0..20_000u64).for_each(|n| tracing::info!(n, "window"))
     });
@@ -780,11 +722,7 @@ fn a_fixed_window_keeps_the_newest_archives_and_the_size_cap_holds() {
     appender.archived_file_count = 0;
     appender.total_size_cap = Some(ferrowizard_config::Size::kibibytes(40));
     appender.common.discarding_threshold = 0;
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(appender)],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(appender)]);
     tracing::dispatcher::with_default(&dispatch, || {
         (0..5_000u64).for_each(|n| tracing::info!(n, "capped"))
     });
@@ -873,11 +811,7 @@ fn file_has(path: &Path, text: &str) -> bool {
 fn lines_reach_the_file_without_a_flush_when_quiet_and_while_flowing() {
     let dir = tempfile::tempdir().unwrap();
     let current = dir.path().join("held.log");
-    let factory = LoggingFactory {
-        appenders: vec![AppenderFactory::File(file_appender(&current))],
-        ..Default::default()
-    };
-    let (logging, dispatch) = start(&factory);
+    let (logging, dispatch) = start_with(vec![AppenderFactory::File(file_appender(&current))]);
     let within = |text: &str, limit: Duration| {
         let started = Instant::now();
         while started.elapsed() < limit {

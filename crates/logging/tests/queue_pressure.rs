@@ -2,8 +2,6 @@
 //! writer blocks in `write` and the queue fills; what the producers then do is the policy.
 //! Also what an appender lets into its queue at all (its `threshold`).
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -11,19 +9,12 @@ use ferrowizard_logging::config::{AppenderFactory, FileAppenderFactory};
 use ferrowizard_logging::{AppenderStats, Logging, LoggingFactory};
 use tracing::Dispatch;
 
+#[path = "support/fifo.rs"]
+mod fifo;
+use fifo::{drain, fifo};
+
 /// Lines of about 100 bytes: 2,000 of them are twice what a pipe holds (64 KiB).
 const LINES: usize = 2_000;
-
-/// A FIFO at `path`, and its read end, opened without blocking and not yet read: the
-/// appender's writer can open it, and blocks once the pipe is full.
-fn fifo(path: &Path) -> std::fs::File {
-    nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .unwrap()
-}
 
 /// Starts logging WARN lines to `path` through a queue of 16 slots.
 fn start(path: &Path, never_block: bool) -> (Logging, Dispatch) {
@@ -60,22 +51,6 @@ fn flood(dispatch: &Dispatch) -> std::thread::JoinHandle<()> {
 
 fn stats(logging: &Logging) -> AppenderStats {
     logging.stats().remove(0)
-}
-
-/// Reads the FIFO's lines on a thread until the writer closes it.
-fn drain(read_end: std::fs::File) -> std::thread::JoinHandle<Vec<String>> {
-    std::thread::spawn(move || {
-        // Blocking reads from here on.
-        nix::fcntl::fcntl(
-            &read_end,
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
-        )
-        .unwrap();
-        BufReader::new(read_end)
-            .lines()
-            .map_while(Result::ok)
-            .collect()
-    })
 }
 
 /// WARN never waits with `neverBlock`: with the writer stuck, the flood finishes at once,

@@ -359,7 +359,7 @@ impl Stats {
 
     /// [`record`](Self::record), for a closed-model request whose user was expected to send
     /// one every `interval` µs: the response also stands for those it held back (see
-    /// [`back_fill`]; 0: no correction).
+    /// `back_fill`; 0: no correction).
     #[allow(clippy::too_many_arguments)]
     pub fn record_corrected(
         &mut self,

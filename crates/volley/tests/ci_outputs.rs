@@ -3,7 +3,7 @@
 //! (roxmltree) and the csv crate.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,6 +14,7 @@ use http_body_util::Full;
 use hyper::{Request, Response};
 
 mod support;
+use support::{results, scenario, volley};
 
 /// Serves `/ok` (200) and anything else as 404 on a free port.
 fn serve() -> SocketAddr {
@@ -23,30 +24,6 @@ fn serve() -> SocketAddr {
         *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
         async move { response }
     })
-}
-
-fn scenario(dir: &Path, body: &str) -> PathBuf {
-    let path = dir.join("scenario.yaml");
-    std::fs::write(&path, body).unwrap();
-    path
-}
-
-fn results(dir: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
-}
-
-/// `volley run FILE --out DIR/out` with `args` after.
-fn volley(dir: &Path, file: &Path, args: &[&Path]) -> assert_cmd::assert::Assert {
-    let mut command = Command::cargo_bin("volley").unwrap();
-    command
-        .arg("run")
-        .arg(file)
-        .arg("--out")
-        .arg(dir.join("out"));
-    for arg in args {
-        command.arg(arg);
-    }
-    command.timeout(Duration::from_secs(60)).assert()
 }
 
 /// The request name XML must escape: `<`, `&` and `"`.
@@ -427,20 +404,8 @@ fn ctrl_c_still_writes_the_junit_file() {
         ),
     );
     let junit = dir.path().join("junit.xml");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.path().join("out"))
-        .arg("--junit")
-        .arg(&junit)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
-    assert_eq!(first, "Simulation scenario started...\n");
+    let mut child = support::spawn_run(dir.path(), &file, &[Path::new("--junit"), &junit]);
+    let mut stdout = support::started(&mut child);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,

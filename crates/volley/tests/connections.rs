@@ -1,89 +1,33 @@
-//! volley's connections and KO messages against a plain TCP server written here, so that the
-//! server can do what no well-behaved HTTP server does: count every connection, cut a
-//! response short. The real binary, real sockets.
+//! volley's connections and KO messages against a plain TCP server (support/http1.rs), so
+//! that the server can do what no well-behaved HTTP server does: count every connection, cut
+//! a response short. The real binary, real sockets.
 
 mod support;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
+use support::http1::{self, Answer, Got, OK, Seen};
 use support::run;
 
-/// What the server saw: connections accepted, requests that said `Connection: close`, the
-/// `/slow` requests in progress at once (now and at most), and the request lines.
-#[derive(Default)]
-struct Seen {
-    connections: AtomicUsize,
-    close: AtomicUsize,
-    slow: AtomicUsize,
-    peak: AtomicUsize,
-    lines: std::sync::Mutex<Vec<String>>,
-}
-
-/// Serves HTTP/1.1 on a free port: `/half` sends a head announcing 10 bytes, then 2, then
-/// closes; `/cut` closes in the middle of the head; `/slow` answers `200 ok` after 200 ms; any
-/// other path is `200 ok` at once, on a connection kept open unless the request says
-/// `Connection: close`.
+/// Serves HTTP/1.1 on a free port (see [`http1::serve`]): `/half` sends a head announcing 10
+/// bytes, then 2, then closes; `/cut` closes in the middle of the head; `/slow` answers
+/// `200 ok` after 200 ms; any other path is `200 ok` at once, on a connection kept open unless
+/// the request says `Connection: close`.
 fn serve() -> (SocketAddr, Arc<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(Seen::default());
-    let counts = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().map_while(Result::ok) {
-            counts.connections.fetch_add(1, SeqCst);
-            let counts = counts.clone();
-            std::thread::spawn(move || connection(stream, &counts));
-        }
-    });
-    (addr, seen)
+    http1::serve(route)
 }
 
-fn connection(stream: TcpStream, seen: &Seen) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
-    loop {
-        let mut first = String::new();
-        if reader.read_line(&mut first).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut close = false;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            close |= line.to_ascii_lowercase().starts_with("connection: close");
-        }
-        if close {
-            seen.close.fetch_add(1, SeqCst);
-        }
-        if let Ok(mut lines) = seen.lines.lock() {
-            lines.push(first.trim_end().to_owned());
-        }
-        if first.starts_with("GET /slow ") {
-            let now = seen.slow.fetch_add(1, SeqCst) + 1;
-            seen.peak.fetch_max(now, SeqCst);
+fn route(got: &Got, _: &Seen) -> Answer {
+    match got.path.as_str() {
+        "/slow" => {
             std::thread::sleep(Duration::from_millis(200));
-            seen.slow.fetch_sub(1, SeqCst);
+            Answer::Keep(OK)
         }
-        if first.starts_with("GET /cut ") {
-            let _ = writer.write_all(b"HTTP/1.1 200 OK\r\nContent-");
-            return;
-        }
-        if first.starts_with("GET /half ") {
-            let _ = writer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab");
-            return;
-        }
-        if writer
-            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-            .is_err()
-            || close
-        {
-            return;
-        }
+        "/cut" => Answer::Close(b"HTTP/1.1 200 OK\r\nContent-"),
+        "/half" => Answer::Close(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab"),
+        _ => Answer::Keep(OK),
     }
 }
 
@@ -104,17 +48,11 @@ fn keep_alive_false_opens_a_connection_per_request() {
     let (addr, seen) = serve();
     let r = run(dir.path(), addr, &scenario("http: {keepAlive: false}\n"));
     assert_eq!(r["requests"]["r"]["ok"]["count"], 3, "{}", r["errors"]);
-    assert_eq!(
-        (seen.connections.load(SeqCst), seen.close.load(SeqCst)),
-        (3, 3)
-    );
+    assert_eq!((seen.connections.load(SeqCst), seen.closing()), (3, 3));
     let (addr, seen) = serve();
     let r = run(dir.path(), addr, &scenario(""));
     assert_eq!(r["requests"]["r"]["ok"]["count"], 3, "{}", r["errors"]);
-    assert_eq!(
-        (seen.connections.load(SeqCst), seen.close.load(SeqCst)),
-        (1, 0)
-    );
+    assert_eq!((seen.connections.load(SeqCst), seen.closing()), (1, 0));
 }
 
 /// A response cut short, in its head or its body, is a KO in Gatling's words, and the
@@ -241,10 +179,8 @@ fn a_base_url_path_prefixes_every_request() {
          steps: [{request: {name: r, path: /ok}}, {request: {name: q, path: '/ok?x=1'}}]\n",
     );
     assert_eq!(r["global"]["ok"]["count"], 2, "{}", r["errors"]);
-    assert_eq!(
-        *seen.lines.lock().unwrap(),
-        ["GET /api/ok HTTP/1.1", "GET /api/ok?x=1 HTTP/1.1"]
-    );
+    let lines: Vec<String> = seen.requests().into_iter().map(|g| g.line).collect();
+    assert_eq!(lines, ["GET /api/ok HTTP/1.1", "GET /api/ok?x=1 HTTP/1.1"]);
 }
 
 /// Runs `volley run` on `yaml` under the shell's `ulimit` `limits` (e.g. `-Sn 40`); returns
@@ -255,8 +191,7 @@ fn run_limited(
     yaml: &str,
     limits: &str,
 ) -> (serde_json::Value, String) {
-    let file = dir.join("scenario.yaml");
-    std::fs::write(&file, yaml.replace("BASE", &format!("http://{addr}"))).unwrap();
+    let file = support::scenario_for(dir, addr, yaml);
     let volley = assert_cmd::cargo::cargo_bin("volley");
     let out = std::process::Command::new("sh")
         .arg("-c")
@@ -268,9 +203,10 @@ fn run_limited(
         .arg(dir.join("out"))
         .output()
         .unwrap();
-    let results =
-        serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap();
-    (results, String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        support::results(dir),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// volley raises its open-files soft limit to the hard one (a shell's soft 1,024 is below

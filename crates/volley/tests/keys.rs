@@ -1,163 +1,64 @@
 //! One test per scenario key that no other test pins: each drives the real `volley` binary
-//! over real loopback sockets against a plain TCP server written here, which records every
-//! request it reads (method, path, headers, body, when, on which connection), and each fails
-//! if its key were ignored.
+//! over real loopback sockets against a plain TCP server (support/http1.rs), which records
+//! every request it reads (method, path, headers, body, when, on which connection), and each
+//! fails if its key were ignored.
 //!
 //! Timing: where a test reads a clock, the behaviour makes the margin large (a 300 ms timeout
 //! against a 2 s stall, a pause measured only from below), so a loaded 2-core machine cannot
 //! turn it.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
+use support::Killed;
+use support::http1::{self, Answer, Got, OK, Seen};
 
-/// One request as the server read it.
-#[derive(Clone, Debug)]
-struct Got {
-    /// The connection it came on, numbered from 0 in the order accepted.
-    conn: usize,
-    method: String,
-    path: String,
-    /// Names in lower case, in the order sent.
-    headers: Vec<(String, String)>,
-    body: String,
-    /// When its request line was read.
-    at: Instant,
-}
-
-impl Got {
-    /// The values of header `name` (lower case).
-    fn header(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .collect()
-    }
-}
-
-/// What the server saw; `released` lets `/hold` answer.
-#[derive(Default)]
-struct Seen {
-    requests: Mutex<Vec<Got>>,
-    released: AtomicBool,
-}
-
-impl Seen {
-    fn requests(&self) -> Vec<Got> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 const JSON: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n{\"id\":1}";
 
-/// Serves HTTP/1.1 on a free port of 127.0.0.1, a thread per connection, connections kept
+/// Serves HTTP/1.1 on a free port of 127.0.0.1 (see [`http1::serve`]), connections kept
 /// open: `/stall` answers `200 ok` after 2 s, `/slow` after 600 ms, `/hold` once
 /// [`Seen::released`] is set (30 s at most), `/json` answers `{"id":1}` as
 /// `application/json`, any other path `200 ok` at once.
 fn serve() -> (SocketAddr, Arc<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(Seen::default());
-    let shared = seen.clone();
-    std::thread::spawn(move || {
-        for (conn, stream) in listener.incoming().map_while(Result::ok).enumerate() {
-            let seen = shared.clone();
-            std::thread::spawn(move || connection(conn, stream, &seen));
-        }
-    });
-    (addr, seen)
+    http1::serve(route)
 }
 
-fn connection(conn: usize, stream: TcpStream, seen: &Seen) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
-    loop {
-        let mut first = String::new();
-        if reader.read_line(&mut first).unwrap_or(0) == 0 {
-            return;
+fn route(got: &Got, seen: &Seen) -> Answer {
+    Answer::Keep(match got.path.as_str() {
+        "/stall" => {
+            std::thread::sleep(Duration::from_secs(2));
+            OK
         }
-        let at = Instant::now();
-        let mut headers = Vec::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some((k, v)) = line.trim_end().split_once(':') {
-                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-            }
+        "/slow" => {
+            std::thread::sleep(Duration::from_millis(600));
+            OK
         }
-        let length = headers
-            .iter()
-            .find(|(k, _)| k == "content-length")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0);
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
+        "/hold" => {
+            let deadline = got.at + Duration::from_secs(30);
+            while !seen.released.load(SeqCst) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            OK
         }
-        let mut parts = first.split_whitespace();
-        let method = parts.next().unwrap_or_default().to_owned();
-        let path = parts.next().unwrap_or_default().to_owned();
-        seen.requests.lock().unwrap().push(Got {
-            conn,
-            method,
-            path: path.clone(),
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-            at,
-        });
-        let response = match path.as_str() {
-            "/stall" => {
-                std::thread::sleep(Duration::from_secs(2));
-                OK
-            }
-            "/slow" => {
-                std::thread::sleep(Duration::from_millis(600));
-                OK
-            }
-            "/hold" => {
-                let deadline = at + Duration::from_secs(30);
-                while !seen.released.load(SeqCst) && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                OK
-            }
-            "/json" => JSON,
-            _ => OK,
-        };
-        if writer.write_all(response).is_err() {
-            return;
-        }
-    }
+        "/json" => JSON,
+        _ => OK,
+    })
 }
 
 /// Writes the scenario `yaml` (with `BASE` replaced by `addr`'s URL) and runs it; expects
 /// exit code `code`; returns results.json and stdout.
 fn run(dir: &Path, addr: SocketAddr, yaml: &str, code: i32) -> (serde_json::Value, String) {
-    let file = dir.join("scenario.yaml");
-    std::fs::write(&file, yaml.replace("BASE", &format!("http://{addr}"))).unwrap();
-    let out = Command::cargo_bin("volley")
-        .unwrap()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .code(code);
+    let file = support::scenario_for(dir, addr, yaml);
+    let out = support::volley(dir, &file, &[]).code(code);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    let results =
-        serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap();
-    (results, stdout)
+    (support::results(dir), stdout)
 }
 
 /// A listener on 127.0.0.1 that never accepts, with a backlog of 1 and its accept queue
@@ -198,6 +99,15 @@ fn one_user(extra: &str, steps: &str) -> String {
     )
 }
 
+/// Runs one user with `steps` and top-level `extra` (see [`one_user`]) against a server of its
+/// own, which must exit 0; returns results.json, stdout and what the server saw.
+fn run_one_user(extra: &str, steps: &str) -> (serde_json::Value, String, Arc<Seen>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, seen) = serve();
+    let (r, stdout) = run(dir.path(), addr, &one_user(extra, steps), 0);
+    (r, stdout, seen)
+}
+
 /// Pins `http.connectTimeout`: a connect that never completes is KO "Connection timeout
 /// after N ms" with the configured N, once that long has passed.
 ///
@@ -232,16 +142,9 @@ fn connect_timeout_makes_a_hanging_connect_a_ko() {
 /// timeout of 0.3 s and a stall of 2 s) leaves 1.2 s to a loaded machine.
 #[test]
 fn request_timeout_makes_a_slow_answer_a_ko() {
-    let dir = tempfile::tempdir().unwrap();
-    let (addr, seen) = serve();
-    let (r, _) = run(
-        dir.path(),
-        addr,
-        &one_user(
-            "http: {requestTimeout: 300ms}\n",
-            "      - request: {name: r, path: /stall}\n",
-        ),
-        0,
+    let (r, _, seen) = run_one_user(
+        "http: {requestTimeout: 300ms}\n",
+        "      - request: {name: r, path: /stall}\n",
     );
     assert_eq!(
         r["errors"],
@@ -264,18 +167,11 @@ fn request_timeout_makes_a_slow_answer_a_ko() {
 /// request's headers or method leaking into the next request.
 #[test]
 fn method_headers_and_body_arrive_as_configured() {
-    let dir = tempfile::tempdir().unwrap();
-    let (addr, seen) = serve();
-    let (r, _) = run(
-        dir.path(),
-        addr,
-        &one_user(
-            "http:\n  headers: {X-Common: from-http, X-Shared: from-http}\n",
-            "      - request:\n          name: put\n          method: PUT\n          path: /ok\n          \
-             headers: {X-Shared: from-request, X-Own: mine}\n          body: 'hello {\"a\": 1}'\n      \
-             - request: {name: get, path: /ok}\n",
-        ),
-        0,
+    let (r, _, seen) = run_one_user(
+        "http:\n  headers: {X-Common: from-http, X-Shared: from-http}\n",
+        "      - request:\n          name: put\n          method: PUT\n          path: /ok\n          \
+         headers: {X-Shared: from-request, X-Own: mine}\n          body: 'hello {\"a\": 1}'\n      \
+         - request: {name: get, path: /ok}\n",
     );
     assert_eq!(r["global"]["ok"]["count"], 2, "{}", r["errors"]);
     let got = seen.requests();
@@ -292,16 +188,6 @@ fn method_headers_and_body_arrive_as_configured() {
     assert_eq!(get.header("x-common"), ["from-http"]);
     assert_eq!(get.header("x-shared"), ["from-http"]);
     assert!(get.header("x-own").is_empty(), "{get:?}");
-}
-
-/// Kills the child (by its handle) if a test ends before it does.
-struct Reap(std::process::Child);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The threads of process `pid` named as tokio's workers: "tokio-rt-worker" (older tokio:
@@ -323,29 +209,16 @@ fn tokio_workers(pid: u32) -> usize {
 fn workers_with(threads: usize) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let (addr, seen) = serve();
-    let file = dir.path().join("scenario.yaml");
     let yaml = one_user(
         &format!("threads: {threads}\n"),
         "      - request: {name: held, path: /hold}\n",
     )
     .replace("maxDuration: 10s", "maxDuration: 40s");
-    std::fs::write(&file, yaml.replace("BASE", &format!("http://{addr}"))).unwrap();
-    let mut child = Reap(
-        std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
-            .arg("run")
-            .arg(&file)
-            .arg("--out")
-            .arg(dir.path().join("out"))
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "Simulation scenario started...\n");
-    // The runtime (and its workers) is built before that line is printed; the held request
-    // shows the run is under way.
+    let file = support::scenario_for(dir.path(), addr, &yaml);
+    let mut child = Killed(support::spawn_run(dir.path(), &file, &[]));
+    let mut stdout = support::started(&mut child.0);
+    // The runtime (and its workers) is built before the run says it started; the held
+    // request shows the run is under way.
     let deadline = Instant::now() + Duration::from_secs(30);
     while seen.requests().is_empty() {
         assert!(Instant::now() < deadline, "the request never arrived");
@@ -356,9 +229,7 @@ fn workers_with(threads: usize) -> usize {
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
     assert!(child.0.wait().unwrap().success(), "{rest}");
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out/results.json")).unwrap())
-            .unwrap();
+    let r = support::results(dir.path());
     assert_eq!(r["requests"]["held"]["ok"]["count"], 1, "{}", r["errors"]);
     workers
 }
@@ -428,16 +299,9 @@ fn distribution_row(stdout: &str, label: &str) -> Option<u64> {
 /// the middle row), and the bounds swapped or read in other units.
 #[test]
 fn distribution_bounds_set_the_distribution_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let (addr, _) = serve();
-    let (r, stdout) = run(
-        dir.path(),
-        addr,
-        &one_user(
-            "distributionBounds: [200, 500]\n",
-            "      - request: {name: fast, path: /ok}\n      - request: {name: slow, path: /slow}\n",
-        ),
-        0,
+    let (r, stdout, _) = run_one_user(
+        "distributionBounds: [200, 500]\n",
+        "      - request: {name: fast, path: /ok}\n      - request: {name: slow, path: /slow}\n",
     );
     assert_eq!(r["global"]["ok"]["count"], 2, "{}", r["errors"]);
     let below = distribution_row(&stdout, "OK: t < 200 ms");
@@ -564,20 +428,13 @@ fn assertion_conditions_compare_at_their_bounds() {
 /// fail: `name` ignored finds no header), and the wrong text in the message.
 #[test]
 fn body_and_header_checks_make_requests_ko() {
-    let dir = tempfile::tempdir().unwrap();
-    let (addr, _) = serve();
-    let (r, _) = run(
-        dir.path(),
-        addr,
-        &one_user(
-            "",
-            "      - request: {name: body-ok, path: /json, bodyContains: '\"id\":1'}\n      \
-             - request: {name: body-ko, path: /json, bodyContains: nope}\n      \
-             - request: {name: header-ok, path: /json, header: {name: content-type, contains: json}}\n      \
-             - request: {name: header-ko, path: /json, header: {name: content-type, contains: xml}}\n      \
-             - request: {name: header-absent, path: /json, header: {name: x-missing, contains: json}}\n",
-        ),
-        0,
+    let (r, _, _) = run_one_user(
+        "",
+        "      - request: {name: body-ok, path: /json, bodyContains: '\"id\":1'}\n      \
+         - request: {name: body-ko, path: /json, bodyContains: nope}\n      \
+         - request: {name: header-ok, path: /json, header: {name: content-type, contains: json}}\n      \
+         - request: {name: header-ko, path: /json, header: {name: content-type, contains: xml}}\n      \
+         - request: {name: header-absent, path: /json, header: {name: x-missing, contains: json}}\n",
     );
     let counts = |name: &str| {
         let q = &r["requests"][name];
@@ -621,17 +478,10 @@ fn gaps(seen: &Seen) -> Vec<Duration> {
 /// asserted, which no load on the machine can break.
 #[test]
 fn a_fixed_pause_delays_the_next_request() {
-    let dir = tempfile::tempdir().unwrap();
-    let (addr, seen) = serve();
-    let (r, _) = run(
-        dir.path(),
-        addr,
-        &one_user(
-            "",
-            "      - request: {name: a, path: /ok}\n      - pause: 1s\n      \
-             - request: {name: b, path: /ok}\n",
-        ),
-        0,
+    let (r, _, seen) = run_one_user(
+        "",
+        "      - request: {name: a, path: /ok}\n      - pause: 1s\n      \
+         - request: {name: b, path: /ok}\n",
     );
     assert_eq!(r["global"]["ok"]["count"], 2, "{}", r["errors"]);
     let gaps = gaps(&seen);

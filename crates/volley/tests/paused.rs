@@ -8,6 +8,8 @@
 //! jumps to the next timer, and no virtual time passes on the wire. Every time below is
 //! therefore a sum of the scenario's and the server's own durations.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +17,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use volley::stats::Stats;
 
 /// How long `/hold` takes: not a whole second, so that no response of a test below is due
@@ -32,54 +33,30 @@ const VARIED_AFTER: u64 = 10;
 /// server stalls from 505 ms to 1,505 ms after the first request; `/stalled10` takes 10 ms
 /// first) on a free port, on the current runtime.
 async fn serve() -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stall = Arc::new(tokio::sync::RwLock::new(()));
-    let first = Arc::new(std::sync::Once::new());
+    let stall = support::Stall::new(Duration::from_millis(505));
     let varied = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let (stall, first, varied) = (stall.clone(), first.clone(), varied.clone());
-            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let (stall, first, varied) = (stall.clone(), first.clone(), varied.clone());
-                async move {
-                    match req.uri().path() {
-                        "/hold" => tokio::time::sleep(HOLD).await,
-                        "/varied" => {
-                            let n = varied.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                            let ms = VARIED.get(n).copied().unwrap_or(VARIED_AFTER);
-                            tokio::time::sleep(Duration::from_millis(ms)).await;
-                        }
-                        path @ ("/stalled" | "/stalled10") => {
-                            if path == "/stalled10" {
-                                tokio::time::sleep(Duration::from_millis(10)).await;
-                            }
-                            first.call_once(|| {
-                                let stall = stall.clone();
-                                tokio::spawn(async move {
-                                    tokio::time::sleep(Duration::from_millis(505)).await;
-                                    let _paused = stall.write().await;
-                                    tokio::time::sleep(Duration::from_secs(1)).await;
-                                });
-                            });
-                            let _running = stall.read().await;
-                        }
-                        _ => {}
-                    }
-                    Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::from("ok"))))
+    support::serve_here(move |req: Request<hyper::body::Incoming>| {
+        let (stall, varied) = (stall.clone(), varied.clone());
+        async move {
+            match req.uri().path() {
+                "/hold" => tokio::time::sleep(HOLD).await,
+                "/varied" => {
+                    let n = varied.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let ms = VARIED.get(n).copied().unwrap_or(VARIED_AFTER);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
                 }
-            });
-            tokio::spawn(async move {
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
+                path @ ("/stalled" | "/stalled10") => {
+                    if path == "/stalled10" {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    stall.pass().await;
+                }
+                _ => {}
+            }
+            Response::new(Full::new(Bytes::from("ok")))
         }
-    });
-    addr
+    })
+    .await
 }
 
 /// Runs the scenario `body` (with `BASE` replaced by the server's URL) on a paused clock

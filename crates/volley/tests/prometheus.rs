@@ -4,25 +4,17 @@
 
 mod support;
 
+use support::Killed;
 use support::prometheus::{self, Prometheus};
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;
-
-/// A process killed when the test ends, however it ends.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Catches: the endpoint missing or not in Prometheus' format (the scrape fails: `up` is 0),
 /// counters that lag or miscount (the query differs from results.json's count), a name or
@@ -38,28 +30,20 @@ fn a_real_prometheus_scrapes_the_running_test() {
     let prometheus = Prometheus::scraping(dir.path(), "volley", metrics, "/metrics");
     // 60 users send 3 requests each in the first second, then stay 6 s (a pause), so that
     // Prometheus scrapes the final counts several times while the run is still going.
-    let scenario = dir.path().join("scenario.yaml");
-    std::fs::write(
-        &scenario,
-        format!(
+    let scenario = support::scenario(
+        dir.path(),
+        &format!(
             "baseUrl: http://{target}\nscenarios:\n  - name: live\n    injection: [{{rampUsers: 60, during: 1s}}]\n    steps:\n      \
              - repeat: {{times: 3, steps: [{{request: {{name: quote, path: /quote}}}}]}}\n      \
              - pause: 6s\n"
         ),
-    )
-    .unwrap();
-    let mut volley = Killed(
-        Command::new(env!("CARGO_BIN_EXE_volley"))
-            .arg("run")
-            .arg(&scenario)
-            .arg("--out")
-            .arg(dir.path().join("out"))
-            .arg("--prometheus")
-            .arg(metrics.to_string())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
     );
+    let metrics_arg = metrics.to_string();
+    let mut volley = Killed(support::spawn_run(
+        dir.path(),
+        &scenario,
+        &[Path::new("--prometheus"), Path::new(&metrics_arg)],
+    ));
     let stdout = volley.0.stdout.take().unwrap();
     let lines: Vec<String> = BufReader::new(stdout)
         .lines()
@@ -73,9 +57,7 @@ fn a_real_prometheus_scrapes_the_running_test() {
             .any(|l| l == &format!("Prometheus metrics: http://{metrics}/metrics")),
         "{lines:#?}"
     );
-    let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out/results.json")).unwrap())
-            .unwrap();
+    let results = support::results(dir.path());
     let sent = results["global"]["total"]["count"].as_f64().unwrap();
     assert_eq!(sent, 180.0);
     // What Prometheus stored while the run went on (its series go stale once the target is
@@ -102,12 +84,10 @@ fn a_taken_prometheus_address_is_an_error_before_the_run() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("scenario.yaml");
-    std::fs::write(
-        &scenario,
+    let scenario = support::scenario(
+        dir.path(),
         "baseUrl: http://127.0.0.1:1\nscenarios:\n  - name: s\n    injection: [{atOnceUsers: 1}]\n    steps: [{request: {name: r, path: /}}]\n",
-    )
-    .unwrap();
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_volley"))
         .arg("run")
         .arg(&scenario)

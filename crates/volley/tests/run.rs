@@ -1,15 +1,16 @@
 //! `volley` against a small hyper server inside the test: real sockets, the real binary.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use assert_cmd::Command;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use support::{Stall, check_fails, results, scenario};
 
 /// The tests that judge timing (users per second, rates, stalls) run alone: the others start
 /// volley runs of their own, and on a 2-core machine those can delay a ramp's users by half
@@ -34,44 +35,14 @@ fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
 /// second (a GC pause, say). `/big-head` answers with a 1,500-byte header, `/big` with a
 /// 100 kB body ending in `END`.
 fn serve() -> SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let stall = Arc::new(tokio::sync::RwLock::new(()));
-            let first = Arc::new(std::sync::Once::new());
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let (stall, first) = (stall.clone(), first.clone());
-                let service =
-                    hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                        let (stall, first) = (stall.clone(), first.clone());
-                        async move {
-                            Ok::<_, std::convert::Infallible>(
-                                respond(req.uri().path(), &stall, &first).await,
-                            )
-                        }
-                    });
-                tokio::spawn(async move {
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-    });
-    rx.recv().unwrap()
+    let stall = Stall::new(Duration::from_millis(500));
+    support::serve(move |req: Request<hyper::body::Incoming>| {
+        let stall = stall.clone();
+        async move { respond(req.uri().path(), &stall).await }
+    })
 }
 
-async fn respond(
-    path: &str,
-    stall: &Arc<tokio::sync::RwLock<()>>,
-    first: &std::sync::Once,
-) -> Response<Full<Bytes>> {
+async fn respond(path: &str, stall: &Stall) -> Response<Full<Bytes>> {
     let (status, body) = match path {
         "/ok" => (200, "ok"),
         "/created" => (201, "created"),
@@ -100,15 +71,7 @@ async fn respond(
             return r;
         }
         "/stalled" => {
-            first.call_once(|| {
-                let stall = stall.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                    let _paused = stall.write().await;
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                });
-            });
-            let _running = stall.read().await;
+            stall.pass().await;
             (200, "ok")
         }
         _ => (404, "missing"),
@@ -118,36 +81,16 @@ async fn respond(
     r
 }
 
-fn scenario(dir: &Path, body: &str) -> std::path::PathBuf {
-    let path = dir.join("scenario.yaml");
-    std::fs::write(&path, body).unwrap();
-    path
-}
-
-fn results(dir: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap()
-}
-
-/// `volley check FILE`, which must exit 1; its report.
-fn check_fails(file: &Path) -> String {
-    let out = Command::cargo_bin("volley")
-        .unwrap()
-        .arg("check")
-        .arg(file)
-        .assert()
-        .code(1);
-    String::from_utf8_lossy(&out.get_output().stderr).into_owned()
-}
-
+/// `volley run FILE --out DIR/out`, stopped after a minute.
 fn volley(dir: &Path, file: &Path) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("volley")
-        .unwrap()
-        .arg("run")
-        .arg(file)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .timeout(Duration::from_secs(60))
-        .assert()
+    support::volley(dir, file, &[])
+}
+
+/// Runs the scenario `body` in `dir`, which must succeed; returns results.json.
+fn succeed(dir: &Path, body: &str) -> serde_json::Value {
+    let file = scenario(dir, body);
+    volley(dir, &file).success();
+    results(dir)
 }
 
 #[test]
@@ -222,15 +165,13 @@ fn closed_model_keeps_users_busy_and_kos_are_classified() {
         .local_addr()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let file = scenario(
+    let r = succeed(
         dir.path(),
         &format!(
             "baseUrl: http://{addr}\nscenarios:\n  - name: closed\n    injection:\n      - constantConcurrentUsers: 5\n        during: 1s\n    \
              steps:\n      - request: {{name: slow, path: /slow}}\n      - request: {{name: created, path: /created, status: [200]}}\n"
         ),
     );
-    volley(dir.path(), &file).success();
-    let r = results(dir.path());
     // Five users, each 300 ms per round, for about a second: 15 to 25 rounds in all.
     let slow = r["requests"]["slow"]["total"]["count"].as_u64().unwrap();
     assert!((10..=30).contains(&slow), "{slow} slow requests");
@@ -241,14 +182,12 @@ fn closed_model_keeps_users_busy_and_kos_are_classified() {
     );
 
     // A target that refuses connections: every request is KO, classified.
-    let file = scenario(
+    let r = succeed(
         dir.path(),
         &format!(
             "baseUrl: http://{closed}\nscenarios:\n  - name: refused\n    injection: [{{atOnceUsers: 3}}]\n    steps: [{{request: {{name: r, path: /ok}}}}]\n"
         ),
     );
-    volley(dir.path(), &file).success();
-    let r = results(dir.path());
     assert_eq!(r["errors"]["Connection refused"], 3, "{}", r["errors"]);
 }
 
@@ -359,14 +298,12 @@ fn merging_runs_adds_their_histograms_exactly() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     let run = |dir: &Path, path: &str, users: u32| {
-        let file = scenario(
+        succeed(
             dir,
             &format!(
                 "baseUrl: http://{addr}\nscenarios:\n  - name: m\n    injection: [{{atOnceUsers: {users}}}]\n    steps: [{{request: {{name: r, path: {path}}}}}]\n"
             ),
-        );
-        volley(dir, &file).success();
-        results(dir)
+        )
     };
     let fast = run(a.path(), "/ok", 40);
     let slow = run(b.path(), "/slow", 10);
@@ -448,20 +385,10 @@ fn stopped_by(signal: nix::sys::signal::Signal, code: i32) {
             "baseUrl: http://{addr}\nscenarios:\n  - name: long\n    injection: [{{constantConcurrentUsers: 4, during: 1h}}]\n    steps: [{{request: {{name: r, path: /ok}}}}, {{pause: 20ms}}]\n"
         ),
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.path().join("out"))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = support::spawn_run(dir.path(), &file, &[]);
     // Interrupted once it has said that it started (its handler is in place by then), and
     // has run a while: however slow the machine, some requests are done.
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
-    assert_eq!(first, "Simulation scenario started...\n");
+    let mut stdout = support::started(&mut child);
     std::thread::sleep(Duration::from_millis(500));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let mut rest = Vec::new();
@@ -634,9 +561,7 @@ scenarios:
       - request: {{name: notjson, path: /ok, json: {{pointer: /id}}}}
 "#
     );
-    let file = scenario(dir.path(), &yaml);
-    volley(dir.path(), &file).success();
-    let r = results(dir.path());
+    let r = succeed(dir.path(), &yaml);
     let q = &r["requests"];
     for name in ["exists", "text", "number"] {
         assert_eq!(q[name]["ok"]["count"], 2, "{name}: {}", r["errors"]);
@@ -695,9 +620,7 @@ scenarios:
       - request: {{name: queued, path: '/echo/${{symbol}}'}}
 "#
     );
-    let file = scenario(dir.path(), &yaml);
-    volley(dir.path(), &file).success();
-    let r = results(dir.path());
+    let r = succeed(dir.path(), &yaml);
     assert_eq!(
         r["requests"]["circular"]["ok"]["count"], 3,
         "{}",
@@ -713,15 +636,13 @@ fn http_read_buffer_bounds_the_response_head_not_the_body() {
     let addr = serve();
     let dir = tempfile::tempdir().unwrap();
     let run = |read_buffer: &str| {
-        let file = scenario(
+        succeed(
             dir.path(),
             &format!(
                 "baseUrl: http://{addr}\n{read_buffer}scenarios:\n  - name: b\n    injection: [{{atOnceUsers: 2}}]\n    \
                  steps:\n      - request: {{name: head, path: /big-head}}\n      - request: {{name: body, path: /big, bodyContains: END}}\n"
             ),
-        );
-        volley(dir.path(), &file).success();
-        results(dir.path())
+        )
     };
     // The default, 2 KiB, holds a 1,500-byte header; 100 kB bodies pass through any buffer.
     let r = run("");

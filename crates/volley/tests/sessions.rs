@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response};
@@ -483,13 +482,7 @@ scenarios:
             ),
         )
         .unwrap();
-        let out = Command::cargo_bin("volley")
-            .unwrap()
-            .arg("check")
-            .arg(&file)
-            .assert()
-            .code(1);
-        String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+        support::check_fails(&file)
     };
     let err = check(
         "      - randomSwitch:
@@ -554,14 +547,7 @@ scenarios:
 ",
     )
     .unwrap();
-    let out = Command::cargo_bin("volley")
-        .unwrap()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.path().join("out"))
-        .assert()
-        .code(1);
+    let out = support::volley(dir.path(), &file, &[]).code(1);
     let err = String::from_utf8_lossy(&out.get_output().stderr);
     assert!(
         err.contains("bad.json") && err.contains("line 2 column"),

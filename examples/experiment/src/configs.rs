@@ -46,7 +46,7 @@ pub fn write(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The five configurations, their YAML files in `dir` (see [`write`]). Each service runs
+/// The five configurations, their YAML files in `dir` (see [`write()`]). Each service runs
 /// in a folder of its own, where its stdout, stderr and log files land.
 pub fn all(services: &Services, dir: &Path) -> Vec<Config> {
     let file = |name: &str| dir.join(name).display().to_string();

@@ -178,7 +178,7 @@ impl Service {
     }
 
     /// Stops the service as an operator would (SIGTERM) and waits for it to write its logs
-    /// and exit. One that fails, or is still running after [`STOP_GRACE`] (then killed), is
+    /// and exit. One that fails, or is still running after `STOP_GRACE` (then killed), is
     /// an error: its logs and counts would not be whole.
     pub fn stop(mut self) -> Result<(), ServiceError> {
         use nix::sys::signal::{Signal, kill};

@@ -1,14 +1,14 @@
 //! The admin interface: what operators live in, on the admin connector.
 //!
-//! `/ping`, `/healthcheck` ([`health`]), `/metrics` and `/metrics/prometheus` ([`metrics`]),
-//! `/threads` ([`threads`]), `GET /tasks` and `POST /tasks/{name}` ([`tasks`], with the
+//! `/ping`, `/healthcheck` ([`crate::health`]), `/metrics` and `/metrics/prometheus` ([`metrics`]),
+//! `/threads` ([`threads`]), `GET /tasks` and `POST /tasks/{name}` ([`crate::Tasks`], with the
 //! built-in `log-level`). Safe by default where DropWizard is not: the admin connector binds
 //! 127.0.0.1 unless `bindHost` says otherwise, `admin.auth` can require credentials on every
 //! admin path (`auth`), and each endpoint can be switched off (`admin.endpoints`).
 
 mod auth;
 pub mod metrics;
-pub mod tasks;
+pub(crate) mod tasks;
 pub mod threads;
 
 use std::collections::BTreeMap;

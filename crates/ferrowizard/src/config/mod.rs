@@ -6,22 +6,26 @@
 //! subclassing DropWizard's `Configuration`: the framework's sections sit beside the
 //! application's own.
 
-pub mod health;
+pub(crate) mod health;
 mod legacy;
-pub mod opentelemetry;
+pub(crate) mod opentelemetry;
 mod refused;
-pub mod server;
+pub(crate) mod server;
 
 use std::path::Path;
 
 use ferrowizard_config::{Config, positive_duration, validated_by};
 pub use ferrowizard_config::{Duration, Level, Loader, Report, Size};
 pub use ferrowizard_logging::config::LoggingFactory;
-pub use health::HealthFactory;
-pub use opentelemetry::OpenTelemetryFactory;
+pub use health::{CheckType, HealthCheckConfig, HealthFactory, ResponderFactory, Schedule};
+pub use opentelemetry::{OpenTelemetryFactory, OtlpProtocol};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-pub use server::ServerFactory;
+pub use server::{
+    ConnectorCommon, ConnectorFactory, DefaultServerFactory, GzipFactory, HttpConnectorFactory,
+    HttpsConnectorFactory, RequestIdFactory, RequestLogFactory, ServerCommon, ServerFactory,
+    SimpleServerFactory, TlsProtocol, TraceContextFactory,
+};
 
 /// `metrics:`: the reporters that write the registry out on a schedule (besides the admin
 /// side's `/metrics`, which is read on request).

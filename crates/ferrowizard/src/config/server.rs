@@ -205,7 +205,7 @@ pub struct GzipFactory {
 }
 
 /// The methods DropWizard allows by default.
-pub fn default_allowed_methods() -> Vec<String> {
+pub(crate) fn default_allowed_methods() -> Vec<String> {
     ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"]
         .map(str::to_owned)
         .to_vec()

@@ -28,7 +28,7 @@
 //! | admit | `pipeline::admit` | 405 `allowedMethods`, 413 `maxRequestBodySize`, 503 `maxThreads` + `maxQueuedRequests` | a `Place` (running or queued), or the refusal |
 //! | route | `pipeline::route` | the known template the path matches (matchit) | a `Route` |
 //! | handle | `pipeline::handle` | the application's axum router, compression, a panic as 500 | the response (with `Matched` from a merged router's route layer) |
-//! | respond | `pipeline::respond` | a server error's JSON body for a JSON client ([`crate::errors`]), `Vary`, `Server`, the request's end for the connection's timeouts | the response, in place |
+//! | respond | `pipeline::respond` | a server error's JSON body for a JSON client ([`crate::ErrorMessage`]), `Vary`, `Server`, the request's end for the connection's timeouts | the response, in place |
 //! | measure | `pipeline::metrics` | `ferrowizard.requests`, `.responses`, `.routes` timers | |
 //! | log | `request_log` | the request-log line (at once, or when a streamed body ends) | |
 //!

@@ -8,14 +8,14 @@
 //! WARN/ERROR unless told to (`neverBlock`), and count what is lost. No crate does that,
 //! so here:
 //!
-//! - the queue is a [`ring`] of `queueSize` slots, each owning a [`Record`] for good: the
+//! - the queue is a `ring` of `queueSize` slots, each owning a [`Record`] for good: the
 //!   request thread claims a slot and captures its event straight into that record
 //!   ([`Appender::log`]), so nothing is allocated, moved or pooled per event;
 //! - the drop policy is decided when claiming, before anything is captured: when fewer than
 //!   `discardingThreshold` slots are free, TRACE/DEBUG/INFO are dropped and counted; WARN and
 //!   above wait for a slot (on a condition variable the writer signals), unless `neverBlock`
 //!   drops them too;
-//! - the writer thread ([`worker`]) formats records in place, in batches, and writes each
+//! - the writer thread (`worker`) formats records in place, in batches, and writes each
 //!   batch with one call; it is woken only when the queue is half full or it sleeps for good,
 //!   never per event.
 //!

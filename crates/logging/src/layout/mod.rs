@@ -1,4 +1,4 @@
-//! Layouts: how a [`Record`](crate::record::Record) becomes bytes, on the writer thread.
+//! Layouts: how a [`Record`] becomes bytes, on the writer thread.
 
 pub mod json;
 pub mod pattern;

@@ -4,7 +4,7 @@
 //! is cut back to where the batch began, so that the lines written once there is room again
 //! start on a line of their own, and the lines counted as lost are the ones missing. Lines held
 //! in the buffer (`immediateFlush: false`) were counted as written when the writer handed them
-//! over: a failure keeps them for the next try. Every [`CHECK_INTERVAL`] the writer checks that
+//! over: a failure keeps them for the next try. Every `CHECK_INTERVAL` the writer checks that
 //! the path still names its file, and opens it again (creating its directory) if it was
 //! removed.
 

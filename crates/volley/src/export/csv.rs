@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use super::ExportError;
 use crate::results::{RequestResults, Results};
 
-/// The series' file name in the folder [`write`] fills.
+/// The series' file name in the folder [`write()`] fills.
 pub const SERIES_FILE: &str = "series.csv";
 
-/// The per-request table's file name in the folder [`write`] fills.
+/// The per-request table's file name in the folder [`write()`] fills.
 pub const REQUESTS_FILE: &str = "requests.csv";
 
 /// `series.csv`'s columns: an entry's first second, its responses, OK and KO among them, the

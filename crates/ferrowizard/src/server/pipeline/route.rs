@@ -23,7 +23,7 @@ use axum::routing::MethodRouter;
 use ferrowizard_metrics::Timer;
 use http::Method;
 
-/// An application's routes, as [`Server::start`](super::Server::start) serves them: an axum
+/// An application's routes, as [`Server::start`](crate::server::Server::start) serves them: an axum
 /// [`Router`], the templates ferrowizard knows (see the module docs), and the layers to apply
 /// to them all.
 #[derive(Default)]
