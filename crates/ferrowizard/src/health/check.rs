@@ -63,7 +63,9 @@ impl Health {
 ///
 /// Implement it on the state the check looks at: `check` borrows it, and an `Arc` of it is a
 /// check too, so the state is shared with the routes without a clone per call. A closure
-/// returning a future is a check as well, for checks that need no state.
+/// returning a future is a check as well, for checks that need no state: one that moves its
+/// state into an `async move` block can run only once (`FnOnce`, error E0525), where the
+/// trait's `&self` lends the state to every run.
 ///
 /// ```
 /// use std::sync::{Arc, RwLock};
