@@ -23,7 +23,7 @@ pub mod appender;
 mod build;
 pub mod config;
 pub mod context;
-mod json_string;
+mod json_escape;
 pub mod layer;
 pub mod layout;
 pub mod levels;

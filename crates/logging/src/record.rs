@@ -116,7 +116,7 @@ impl Text {
     /// assert_eq!(text.as_str(), r#""say \"hi\"\n""#);
     /// ```
     pub fn push_json_string(&mut self, s: &str) {
-        crate::json_string::escape(s.as_bytes(), |piece| self.push_piece(piece));
+        crate::json_escape::escape(s.as_bytes(), |piece| self.push_piece(piece));
     }
 
     /// Appends `piece`, UTF-8 that starts and ends at a character's boundary.

@@ -171,5 +171,5 @@ pub(crate) fn escape(s: &str, out: &mut Vec<u8>) {
 
 /// Writes UTF-8 `bytes` as a JSON string.
 pub(crate) fn escape_bytes(bytes: &[u8], out: &mut Vec<u8>) {
-    crate::json_string::escape(bytes, |piece| out.extend_from_slice(piece));
+    crate::json_escape::escape(bytes, |piece| out.extend_from_slice(piece));
 }

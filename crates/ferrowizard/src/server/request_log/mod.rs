@@ -678,7 +678,7 @@ mod tests {
     ///   `timestamp` is in microseconds, not epoch milliseconds.
     /// - `json`: `.map(|a| a.ip().to_string())` -> `.map(|a| a.to_string())`:
     ///   `remoteAddress` carries the port (`203.0.113.7:54321`).
-    /// - `Text::push_json_string` (ferrowizard-logging's `json_string::escape`, whose own test
+    /// - `Text::push_json_string` (ferrowizard-logging's `json_escape::escape`, whose own test
     ///   catches its mutants): the user agent's quotes, backslash and tab are escaped, or the
     ///   line is not JSON.
     ///
