@@ -1,8 +1,8 @@
 //! `realtime check` on every file in `tests/cases/`, driving the real binary.
 //!
 //! A case's first lines may carry `# args: ...` (extra command-line arguments) and
-//! `# env: NAME=value ...` (environment). Files named `valid-*` or `seed-after`/`seed-before`
-//! must pass; all others must fail. The full output is snapshotted.
+//! `# env: NAME=value ...` (environment). Files named `valid-*`, `report2014-after*` or
+//! `report2014-before*` must pass; all others must fail. The full output is snapshotted.
 
 use std::path::Path;
 
@@ -54,8 +54,8 @@ fn every_case_is_accepted_or_rejected_as_named_with_its_report() {
         let name = path.file_name().unwrap().to_str().unwrap();
         let (ok, report) = run_case(path);
         let should_pass = name.starts_with("valid-")
-            || name.starts_with("seed-after")
-            || name.starts_with("seed-before");
+            || name.starts_with("report2014-after")
+            || name.starts_with("report2014-before");
         assert_eq!(ok, should_pass, "{name}:\n{report}");
         if !ok {
             assert!(!report.contains("panicked"), "{name} panicked:\n{report}");
@@ -73,15 +73,15 @@ fn every_case_is_accepted_or_rejected_as_named_with_its_report() {
 fn dump_shows_the_normalized_config_and_reloads() {
     let dir = tempfile::tempdir().unwrap();
     let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
-    for seed in ["before.yaml", "before-lossless.yaml", "after.yaml"] {
+    for config in ["before.yaml", "before-lossless.yaml", "after.yaml"] {
         let out = Command::cargo_bin("realtime")
             .unwrap()
             .current_dir(&cases)
-            .args(["check", seed, "--dump"])
+            .args(["check", config, "--dump"])
             .output()
             .unwrap();
         assert!(out.status.success());
-        let dumped = dir.path().join(seed);
+        let dumped = dir.path().join(config);
         std::fs::write(&dumped, &out.stdout).unwrap();
         // The dump is itself a valid 4.x config that dumps to the same text.
         let again = Command::cargo_bin("realtime")
@@ -99,7 +99,7 @@ fn dump_shows_the_normalized_config_and_reloads() {
             String::from_utf8_lossy(&again.stdout),
             String::from_utf8_lossy(&out.stdout)
         );
-        insta::assert_snapshot!(format!("dump-{seed}"), String::from_utf8_lossy(&out.stdout));
+        insta::assert_snapshot!(format!("dump-{config}"), String::from_utf8_lossy(&out.stdout));
     }
 }
 

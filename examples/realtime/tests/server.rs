@@ -255,8 +255,9 @@ fn an_idle_connection_is_closed_after_idle_timeout() {
 }
 
 #[test]
-fn the_seed_configs_run_as_written() {
-    // The seed's before (everything at DEBUG to the console) and after, given only free ports.
+fn the_2014_report_configs_run_as_written() {
+    // The 2014 DropWizard logging report's before (everything at DEBUG to the console) and
+    // after, given only free ports.
     for name in ["before.yaml", "after.yaml"] {
         let config = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("config")

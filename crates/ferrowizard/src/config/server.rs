@@ -216,8 +216,8 @@ pub(crate) fn default_allowed_methods() -> Vec<String> {
 /// under the same header, and `requestId` in the logging context of the request's events.
 #[derive(Clone, Debug, PartialEq, Config)]
 pub struct RequestIdFactory {
-    /// Whether requests get an ID (off by default: it adds about 7% to the instructions of
-    /// a simple request, BENCHMARKS.md "Issue 23").
+    /// Whether requests get an ID (off by default: its cost is in BENCHMARKS.md, "Server
+    /// overhead").
     pub enabled: bool,
     /// The header the ID is read from and returned in.
     #[config(default = "X-Request-Id".to_owned(), custom(header_name))]
@@ -231,8 +231,8 @@ pub struct RequestIdFactory {
 /// context (`ferrowizard::trace::TraceContext`) to pass it on.
 #[derive(Clone, Debug, PartialEq, Config)]
 pub struct TraceContextFactory {
-    /// Whether requests are traced (off by default: see BENCHMARKS.md "Issue 23" for
-    /// its cost).
+    /// Whether requests are traced (off by default: its cost is in BENCHMARKS.md, "Server
+    /// overhead").
     pub enabled: bool,
 }
 

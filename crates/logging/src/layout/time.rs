@@ -272,25 +272,25 @@ mod tests {
     }
 
     // 2014-02-10 15:04:02.619 UTC, the 2014 DropWizard logging report's run.
-    const SEED: i128 = 1_392_044_642_619_000_000;
+    const REPORT_TIME: i128 = 1_392_044_642_619_000_000;
 
     #[test]
     fn formats_logback_patterns() {
-        assert_eq!(render("ISO8601", "UTC", SEED), "2014-02-10 15:04:02,619");
-        assert_eq!(render("HH:mm:ss.SSS", "UTC", SEED), "15:04:02.619");
+        assert_eq!(render("ISO8601", "UTC", REPORT_TIME), "2014-02-10 15:04:02,619");
+        assert_eq!(render("HH:mm:ss.SSS", "UTC", REPORT_TIME), "15:04:02.619");
         assert_eq!(
-            render("dd/MMM/yyyy:HH:mm:ss Z", "UTC", SEED),
+            render("dd/MMM/yyyy:HH:mm:ss Z", "UTC", REPORT_TIME),
             "10/Feb/2014:15:04:02 +0000"
         );
         assert_eq!(
-            render("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "Europe/Paris", SEED),
+            render("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "Europe/Paris", REPORT_TIME),
             "2014-02-10T16:04:02.619+01:00"
         );
         assert_eq!(
-            render("EEE, d MMMM yy hh a", "America/New_York", SEED),
+            render("EEE, d MMMM yy hh a", "America/New_York", REPORT_TIME),
             "Mon, 10 February 14 10 AM"
         );
-        assert_eq!(render("HH:mm Z", "-03:30", SEED), "11:34 -0330");
+        assert_eq!(render("HH:mm Z", "-03:30", REPORT_TIME), "11:34 -0330");
     }
 
     #[test]
@@ -299,8 +299,8 @@ mod tests {
         let mut out = Vec::new();
         for ms in [0, 1, 999, 1000, 61_000] {
             out.clear();
-            f.write(SEED + ms * 1_000_000, &mut out);
-            let expected = jiff::Timestamp::from_nanosecond(SEED + ms * 1_000_000)
+            f.write(REPORT_TIME + ms * 1_000_000, &mut out);
+            let expected = jiff::Timestamp::from_nanosecond(REPORT_TIME + ms * 1_000_000)
                 .unwrap()
                 .strftime("%H:%M:%S%.3f");
             assert_eq!(String::from_utf8_lossy(&out), expected.to_string());
