@@ -1,3 +1,5 @@
+#![doc = include_str!("../README.md")]
+//!
 //! `#[derive(Config)]`: a configuration section as a plain struct or enum.
 //!
 //! Use it through `ferrowizard::Config` (or `ferrowizard_config::Config`); the macro's

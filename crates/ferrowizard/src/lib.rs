@@ -1,3 +1,5 @@
+#![doc = include_str!("../README.md")]
+//!
 //! ferrowizard: DropWizard-style production HTTP services in Rust.
 //!
 //! One YAML file configures the server, logging, metrics and the admin interface; every

@@ -352,13 +352,14 @@ fn keys_are_spelled_with_their_lists_and_loggers_folded() {
     );
 }
 
-/// The README's `## Configuration reference` tables, by `###` subsection: the key (the first
+/// The guide's `## Configuration reference` tables (docs/src/reference/configuration.md), by `###` subsection: the key (the first
 /// cell, in backticks) of every row.
 fn readme_tables() -> BTreeMap<String, Vec<String>> {
-    let text = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let text =
+        std::fs::read_to_string(workspace().join("docs/src/reference/configuration.md")).unwrap();
     let (_, reference) = text
         .split_once("\n## Configuration reference\n")
-        .expect("README.md has a `## Configuration reference` section");
+        .expect("the reference has a `## Configuration reference` section");
     let reference = reference.split("\n## ").next().unwrap_or_default();
     let mut tables = BTreeMap::new();
     let mut section = String::new();
@@ -376,7 +377,7 @@ fn readme_tables() -> BTreeMap<String, Vec<String>> {
     tables
 }
 
-/// The README documents every key of the model once, and no key the model lacks.
+/// The reference documents every key of the model once, and no key the model lacks.
 #[test]
 fn the_readme_reference_tables_document_every_key_once() {
     let tables = readme_tables();
@@ -391,7 +392,7 @@ fn the_readme_reference_tables_document_every_key_once() {
     ] {
         let rows = tables
             .get(section)
-            .unwrap_or_else(|| panic!("README.md has no `### {section}` reference table"));
+            .unwrap_or_else(|| panic!("the reference has no `### {section}` table"));
         assert!(
             rows.iter().all(|k| k.starts_with(&format!("{section}."))),
             "a key outside {section} in its table: {rows:?}"
@@ -405,6 +406,6 @@ fn the_readme_reference_tables_document_every_key_once() {
     let extra: Vec<&String> = set.difference(&model).collect();
     assert!(
         missing.is_empty() && extra.is_empty(),
-        "README.md reference tables: missing {missing:#?}, not in the model {extra:#?}"
+        "docs/src/reference/configuration.md tables: missing {missing:#?}, not in the model {extra:#?}"
     );
 }

@@ -242,8 +242,7 @@ pub struct AppenderCommon {
     ///
     /// The writer naps while producers fill the queue instead of waking for each event, and
     /// a nap lets at most three eighths of the queue fill: the bigger the queue, the fewer
-    /// wake-ups, each a context switch on the cores serving requests (BENCHMARKS.md, "Server
-    /// under load"). A bigger queue also rides out longer stalls of the disk or the network
+    /// wake-ups, each a context switch on the cores serving requests (BENCHMARKS.md, "Logging hot path"). A bigger queue also rides out longer stalls of the disk or the network
     /// before INFO is dropped (by `discardingThreshold`) or a request thread waits. Each slot
     /// holds a whole record, on cache lines of its own.
     #[config(default = 4096, range(min = 1, max = 1_048_576))]

@@ -1,3 +1,5 @@
+#![doc = include_str!("../README.md")]
+//!
 //! DropWizard's `logging:` section for Rust services, on `tracing`.
 //!
 //! The path of an event, one file each:

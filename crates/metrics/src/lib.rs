@@ -1,3 +1,5 @@
+#![doc = include_str!("../README.md")]
+//!
 //! DropWizard's metrics for Rust services: what `com.codahale.metrics` (Dropwizard Metrics 4.x)
 //! is to a DropWizard service.
 //!

@@ -1,3 +1,5 @@
+#![doc = include_str!("../README.md")]
+//!
 //! volley: a Gatling-style load tester whose numbers can be trusted.
 //!
 //! A run: [`scenario`] loads the YAML (with ferrowizard-config: every mistake with its line),

@@ -1,10 +1,10 @@
 //! Dead keys are impossible in a scenario: every leaf key of volley's model has a behaviour
-//! test and a README row.
+//! test and a row of the scenario reference (docs/src/volley/scenario-reference.md).
 //!
 //! The keys are the leaves of `tests/keys/every-key.yaml` as loaded and written back by the
 //! model (every default filled in), which holds every form of every step; the file sets
 //! every key it writes to a value other than its default (each key taken out in turn must
-//! change the loaded scenario). `tests/keys/behaviour.tsv` names each key's test; the README's
+//! change the loaded scenario). `tests/keys/behaviour.tsv` names each key's test; the scenario reference's
 //! `### volley scenario` reference table documents each key once.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -199,10 +199,11 @@ fn the_every_key_file_sets_every_key_it_writes_to_a_value_other_than_its_default
 
 #[test]
 fn the_readme_documents_every_scenario_key_once() {
-    let text = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let text =
+        std::fs::read_to_string(workspace().join("docs/src/volley/scenario-reference.md")).unwrap();
     let (_, table) = text
         .split_once("\n### volley scenario\n")
-        .expect("README.md has a `### volley scenario` reference table");
+        .expect("the scenario reference has a `### volley scenario` table");
     let table = table.split("\n#").next().unwrap_or_default();
     let rows: Vec<String> = table
         .lines()
@@ -216,6 +217,6 @@ fn the_readme_documents_every_scenario_key_once() {
     let extra: Vec<&String> = set.difference(&model).collect();
     assert!(
         missing.is_empty() && extra.is_empty(),
-        "README.md `### volley scenario`: missing {missing:#?}, not in the model {extra:#?}"
+        "docs/src/volley/scenario-reference.md: missing {missing:#?}, not in the model {extra:#?}"
     );
 }

@@ -407,15 +407,16 @@ fn stopped_by(signal: nix::sys::signal::Signal, code: i32) {
 #[test]
 fn the_readme_scenario_is_valid() {
     let _shared = shared();
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .unwrap();
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/volley/concepts.md"),
+    )
+    .unwrap();
     let section = readme
         .split("\n## volley\n")
         .nth(1)
         .expect("a volley section");
     let yaml = section
-        .split("```yaml\n")
+        .split("```yaml volley\n")
         .nth(1)
         .and_then(|s| s.split("```").next())
         .expect("a yaml block");

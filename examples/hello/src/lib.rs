@@ -139,3 +139,19 @@ impl Application for Hello {
         )]
     }
 }
+
+/// The README's and the guide's Rust examples, compiled (and run, unless `no_run`) as this
+/// crate's doctests: `cargo test -p hello --doc`.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../../README.md")]
+    mod readme {}
+    #[doc = include_str!("../../../docs/src/getting-started.md")]
+    mod getting_started {}
+    #[doc = include_str!("../../../docs/src/writing-a-service.md")]
+    mod writing_a_service {}
+    #[doc = include_str!("../../../docs/src/health.md")]
+    mod health {}
+    #[doc = include_str!("../../../docs/src/tracing.md")]
+    mod tracing {}
+}

@@ -99,7 +99,10 @@ fn dump_shows_the_normalized_config_and_reloads() {
             String::from_utf8_lossy(&again.stdout),
             String::from_utf8_lossy(&out.stdout)
         );
-        insta::assert_snapshot!(format!("dump-{config}"), String::from_utf8_lossy(&out.stdout));
+        insta::assert_snapshot!(
+            format!("dump-{config}"),
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
 }
 

@@ -241,7 +241,7 @@ fn migrate_http(mut http: Node, errors: &mut Vec<ConfigError>) -> Node {
                     k.origin.clone(),
                     format!("http.{name}"),
                     ErrorKind::Invalid(format!(
-                        "DropWizard 0.6's http.{name} has no equivalent here; see the server section of the README"
+                        "DropWizard 0.6's http.{name} has no equivalent here; see the server section of the configuration reference (docs/src/reference/configuration.md)"
                     )),
                 )),
                 None => errors.push(ConfigError::new(

@@ -19,8 +19,8 @@
 //!   batch with one call; it is woken only when the queue is half full or it sleeps for good,
 //!   never per event.
 //!
-//! Formatting happens on the writer thread: `BENCHMARKS.md` records the comparison
-//! (formatting the whole line on the caller costs the request thread more).
+//! Application events are formatted on the writer thread, so the request thread never pays
+//! for the layout (BENCHMARKS.md, "Logging hot path").
 
 pub(crate) mod control;
 pub mod labels;

@@ -36,8 +36,7 @@ const HOLD: Duration = Duration::from_millis(5);
 /// Why the length follows the rate: each nap ends in a wake-up of the writer thread, which
 /// costs the machine a context switch (several µs on a virtual machine) and often preempts a
 /// request thread. A fixed nap of 1 ms would wake a busy request log's writer a thousand
-/// times a second whether it finds ten lines or a hundred (BENCHMARKS.md, "Server under
-/// load").
+/// times a second whether it finds ten lines or a hundred (BENCHMARKS.md, "Logging hot path").
 const NAP: Duration = Duration::from_millis(1);
 const LONGEST_NAP: Duration = Duration::from_millis(4);
 /// The share of the queue a nap lets fill: well below half, where producers wake the writer

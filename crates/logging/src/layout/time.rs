@@ -276,7 +276,10 @@ mod tests {
 
     #[test]
     fn formats_logback_patterns() {
-        assert_eq!(render("ISO8601", "UTC", REPORT_TIME), "2014-02-10 15:04:02,619");
+        assert_eq!(
+            render("ISO8601", "UTC", REPORT_TIME),
+            "2014-02-10 15:04:02,619"
+        );
         assert_eq!(render("HH:mm:ss.SSS", "UTC", REPORT_TIME), "15:04:02.619");
         assert_eq!(
             render("dd/MMM/yyyy:HH:mm:ss Z", "UTC", REPORT_TIME),

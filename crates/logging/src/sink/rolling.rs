@@ -248,8 +248,7 @@ fn compress(from: &Path, to: &Path) -> std::io::Result<()> {
     let mut input = std::fs::File::open(from)?;
     let output = std::fs::File::create(to)?;
     // The fastest level: log lines repeat so much that it still shrinks a file about a
-    // hundredfold, for a fraction of the default level's CPU (BENCHMARKS.md, "Server under
-    // load"), and archiving shares the machine with the service it logs.
+    // hundredfold, for a fraction of the default level's CPU (BENCHMARKS.md, "Logging hot path"), and archiving shares the machine with the service it logs.
     let mut encoder =
         flate2::write::GzEncoder::new(std::io::BufWriter::new(output), flate2::Compression::fast());
     std::io::copy(&mut input, &mut encoder)?;

@@ -17,8 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 ///
 /// Counts, not times: the stream bumps a count on every read and write, and the timer, which
 /// looks four times per timeout, notes when a count last changed. A count costs less than a
-/// read of even the kernel's coarse clock on every read and write (BENCHMARKS.md, "Server
-/// under load"); timeouts counted in seconds are then noticed up to a quarter late.
+/// read of even the kernel's coarse clock on every read and write (BENCHMARKS.md, "Server overhead"); timeouts counted in seconds are then noticed up to a quarter late.
 /// Only the connection's task touches these, through the stream and the service it polls.
 #[derive(Debug)]
 pub(crate) struct Activity {

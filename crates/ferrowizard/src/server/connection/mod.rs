@@ -354,7 +354,7 @@ impl<F: Future> Future for OnWake<F> {
 ///
 /// Why: inserted into a request's empty extensions, `ConnectInfo` gets a table sized for three
 /// entries, and axum's third insertion then has it reallocated and rehashed, on every request
-/// (BENCHMARKS.md, "Server under load"). A clone of this one keeps its size.
+/// (BENCHMARKS.md, "Server overhead"). A clone of this one keeps its size.
 /// `benches/request_path.rs` measures it through [`crate::bench::connection_extensions`].
 pub(crate) fn connection_extensions(peer: SocketAddr) -> http::Extensions {
     #[derive(Clone)]

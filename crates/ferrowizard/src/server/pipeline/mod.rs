@@ -15,7 +15,7 @@
 //! request-log layer): in such a stack each layer boxes its future, the overload layer
 //! clones the whole stack below it per request, three layers re-box the response body, and
 //! each keeps its own reference count on shared state, every one a cache line the workers
-//! fight over (BENCHMARKS.md, "Server under load"). Here a request takes one reference to
+//! fight over (BENCHMARKS.md, "Server overhead"). Here a request takes one reference to
 //! the connector's shared state, keeps its state inline in one future, clones nothing, and
 //! its body is re-boxed only when compressed or streamed to the request log.
 

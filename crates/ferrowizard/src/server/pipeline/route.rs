@@ -11,7 +11,7 @@
 //! over the table's: it is the route axum called). The admin routes on the simple server's
 //! one connector are timed that way too. A layered route costs more: axum wraps it in a
 //! second boxed service, which it clones and whose future it boxes on every request
-//! (BENCHMARKS.md, "Server under load").
+//! (BENCHMARKS.md, "Server overhead").
 
 use std::future::Future;
 use std::pin::Pin;
