@@ -12,7 +12,7 @@ use ferrowizard::config::{
 use ferrowizard_logging::config::{
     AppenderCommon, AppenderFactory, ConsoleAppenderFactory, ConsoleTarget, FileAppenderFactory,
     JsonLayoutFactory, LayoutFactory, LoggerConfig, LoggingFactory, SyslogAppenderFactory,
-    TcpAppenderFactory, UdpAppenderFactory,
+    TcpAppenderFactory, TcpTarget, UdpAppenderFactory,
 };
 use garde::Validate;
 use proptest::prelude::*;
@@ -155,8 +155,11 @@ fn appender() -> impl Strategy<Value = AppenderFactory> {
                     ..Default::default()
                 }),
                 3 => AppenderFactory::Tcp(TcpAppenderFactory {
-                    host,
-                    port,
+                    target: TcpTarget {
+                        host,
+                        port,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 }),
                 _ => AppenderFactory::Udp(UdpAppenderFactory {

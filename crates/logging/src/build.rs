@@ -13,7 +13,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use crate::appender::labels::AppenderLabels;
 use crate::appender::stats::AppenderStats;
 use crate::appender::{Appender, QueuePolicy};
-use crate::config::{AppenderFactory, LayoutFactory, LoggingFactory};
+use crate::config::{AppenderFactory, LayoutFactory, LoggingFactory, TcpTarget};
 use crate::layer::{AppenderLayer, LoggerRoute};
 use crate::layout::Layout;
 use crate::layout::json::JsonLayout;
@@ -167,11 +167,7 @@ fn start(
             layout = Layout::Syslog(SyslogHeader::new(a.facility, app_name), Box::new(layout));
             syslog_sink(a.protocol, &a.host, a.port, &a.socket_path)
         }
-        AppenderFactory::Tcp(a) => {
-            let sink = TcpSink::new(&a.host, a.port, a.connection_timeout.get(), Framing::Lines)
-                .send_buffer(usize::try_from(a.send_buffer_size.to_bytes()).unwrap_or(usize::MAX));
-            Box::new(sink)
-        }
+        AppenderFactory::Tcp(a) => Box::new(tcp_sink(&a.target)),
         AppenderFactory::Tls(a) => {
             let config = crate::sink::tls::client_config(&crate::sink::tls::TlsSettings {
                 ca_file: a.ca_file.as_deref(),
@@ -185,10 +181,7 @@ fn start(
                     .contains(&crate::config::TlsVersion::TlsV13),
             })
             .map_err(invalid)?;
-            let sink = TcpSink::new(&a.host, a.port, a.connection_timeout.get(), Framing::Lines)
-                .send_buffer(usize::try_from(a.send_buffer_size.to_bytes()).unwrap_or(usize::MAX))
-                .tls(config);
-            Box::new(sink)
+            Box::new(tcp_sink(&a.target).tls(config))
         }
         AppenderFactory::Udp(a) => Box::new(DatagramSink::udp(&a.host, a.port)),
     };
@@ -210,6 +203,17 @@ fn start(
         None => appender,
     };
     Ok(Some(appender))
+}
+
+/// The `tcp` and `tls` appenders' connection to `target`, lines framed by newlines.
+fn tcp_sink(target: &TcpTarget) -> TcpSink {
+    TcpSink::new(
+        &target.host,
+        target.port,
+        target.connection_timeout.get(),
+        Framing::Lines,
+    )
+    .send_buffer(usize::try_from(target.send_buffer_size.to_bytes()).unwrap_or(usize::MAX))
 }
 
 fn start_all(

@@ -495,7 +495,15 @@ pub struct TcpAppenderFactory {
     /// The settings every appender has; in YAML, keys beside this appender's own.
     #[config(inline)]
     pub common: AppenderCommon,
-    /// The receiver's host.
+    /// Where the lines go; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub target: TcpTarget,
+}
+
+/// The receiver of the `tcp` and `tls` appenders, and the connection to it.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct TcpTarget {
+    /// The receiver's host (for `tls`, also the name its certificate must carry).
     #[config(default = "localhost".to_owned())]
     pub host: String,
     /// The receiver's port.
@@ -516,18 +524,9 @@ pub struct TlsAppenderFactory {
     /// The settings every appender has; in YAML, keys beside this appender's own.
     #[config(inline)]
     pub common: AppenderCommon,
-    /// The receiver's host; also the name its certificate must carry.
-    #[config(default = "localhost".to_owned())]
-    pub host: String,
-    /// The receiver's port.
-    #[config(default = 4560)]
-    pub port: u16,
-    /// How long to wait for the connection.
-    #[config(default = Duration::milliseconds(500))]
-    pub connection_timeout: Duration,
-    /// The socket's send buffer (`SO_SNDBUF`; the kernel may round it).
-    #[config(default = Size::kibibytes(8))]
-    pub send_buffer_size: Size,
+    /// The receiver and the connection to it; in YAML, keys beside this appender's own.
+    #[config(inline)]
+    pub target: TcpTarget,
     /// The CA certificates to trust, PEM; unset: the system's roots.
     pub ca_file: Option<String>,
     /// Check the receiver's certificate chain (DropWizard's default is not to; this is

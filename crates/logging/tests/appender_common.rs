@@ -21,7 +21,7 @@ fn common_and_own_keys_are_read_side_by_side() {
     let AppenderFactory::Tcp(tcp) = &factory.appenders[0] else {
         panic!("{:?}", factory.appenders[0]);
     };
-    assert_eq!(tcp.port, 5000);
+    assert_eq!(tcp.target.port, 5000);
     assert_eq!(tcp.common.threshold, Level::Warn);
     assert_eq!(factory.appenders[0].common().queue_size, 64);
     assert_eq!(factory.appenders[0].common().time_zone, "UTC");

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use ferrowizard_config::Level as ConfigLevel;
 use ferrowizard_logging::config::{
     AppenderCommon, AppenderFactory, FileAppenderFactory, JsonLayoutFactory, LayoutFactory,
-    LoggerConfig, SyslogAppenderFactory, SyslogProtocol, TcpAppenderFactory,
+    LoggerConfig, SyslogAppenderFactory, SyslogProtocol, TcpAppenderFactory, TcpTarget,
 };
 use ferrowizard_logging::{Logging, LoggingFactory};
 use tracing::Dispatch;
@@ -45,8 +45,11 @@ fn syslog_to(port: u16, protocol: SyslogProtocol, format: &str) -> SyslogAppende
 /// A TCP appender to `port` of 127.0.0.1.
 fn tcp_to(port: u16) -> TcpAppenderFactory {
     TcpAppenderFactory {
-        host: "127.0.0.1".into(),
-        port,
+        target: TcpTarget {
+            host: "127.0.0.1".into(),
+            port,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use ferrowizard_logging::LoggingFactory;
-use ferrowizard_logging::config::{AppenderFactory, TlsAppenderFactory};
+use ferrowizard_logging::config::{AppenderFactory, TcpTarget, TlsAppenderFactory};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
@@ -91,8 +91,11 @@ fn send(
             log_format: Some("%-5p %c: %m%n".into()),
             ..Default::default()
         },
-        host: "localhost".into(),
-        port,
+        target: TcpTarget {
+            host: "localhost".into(),
+            port,
+            ..Default::default()
+        },
         ca_file: Some(ca.display().to_string()),
         ..Default::default()
     };

@@ -56,8 +56,8 @@ impl AppenderLabels {
                     _ => format!("{}-{}", a.host, a.port),
                 },
             ),
-            AppenderFactory::Tcp(a) => ("tcp", format!("{}-{}", a.host, a.port)),
-            AppenderFactory::Tls(a) => ("tls", format!("{}-{}", a.host, a.port)),
+            AppenderFactory::Tcp(a) => ("tcp", format!("{}-{}", a.target.host, a.target.port)),
+            AppenderFactory::Tls(a) => ("tls", format!("{}-{}", a.target.host, a.target.port)),
             AppenderFactory::Udp(a) => ("udp", format!("{}-{}", a.host, a.port)),
         };
         AppenderLabels {
