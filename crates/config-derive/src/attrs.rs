@@ -14,6 +14,8 @@ pub(crate) struct Container {
     pub(crate) check: Option<Expr>,
     /// `rename_all = "..."`: how an enum's variants are spelled (camelCase by default).
     pub(crate) rename_all: Option<Case>,
+    /// `refuse(key = "why", ...)`: keys other tools accept, refused with why.
+    pub(crate) refuse: Vec<(String, LitStr)>,
 }
 
 /// How variant names are spelled in the file.
@@ -127,8 +129,20 @@ pub(crate) fn container(attrs: &[Attribute]) -> syn::Result<Container> {
                     ));
                 }
             });
+        } else if meta.path.is_ident("refuse") {
+            meta.parse_nested_meta(|key| {
+                let name = key
+                    .path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .ok_or_else(|| key.error("refuse(key = \"why\"): the key as written"))?;
+                out.refuse.push((name, key.value()?.parse()?));
+                Ok(())
+            })?;
         } else {
-            return Err(meta.error("unknown #[config] key here: crate, check or rename_all"));
+            return Err(
+                meta.error("unknown #[config] key here: crate, check, rename_all or refuse")
+            );
         }
         Ok(())
     })?;

@@ -118,6 +118,10 @@ pub(crate) fn expand(input: &DeriveInput, data: &DataStruct) -> syn::Result<Toke
             }
         }
     });
+    let refused = container
+        .refuse
+        .iter()
+        .map(|(key, why)| quote!((#key, #why)));
     let framework = match (framework, &paths.toolkit) {
         (None, _) => TokenStream::new(),
         (Some((ident, ty)), Some(toolkit)) => quote! {
@@ -153,6 +157,10 @@ pub(crate) fn expand(input: &DeriveInput, data: &DataStruct) -> syn::Result<Toke
                     #(#keys)*
                     keys
                 })
+            }
+
+            fn refused() -> &'static [(&'static str, &'static str)] {
+                &[#(#refused),*]
             }
 
             #[allow(unused_variables)]

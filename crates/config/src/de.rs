@@ -244,7 +244,10 @@ fn to_config_error(kind: DeKind, loc: &Loc) -> Option<ConfigError> {
             }
             (Path(loc.path.clone()).key(field).0, ErrorKind::MissingField)
         }
-        DeKind::Custom(message) => (loc.path.clone(), ErrorKind::Invalid(message)),
+        DeKind::Custom(message) => match message.strip_prefix(crate::support::REFUSED) {
+            Some(why) => (loc.path.clone(), ErrorKind::Refused(why.to_owned())),
+            None => (loc.path.clone(), ErrorKind::Invalid(message)),
+        },
         DeKind::AlreadyReported => return None,
         DeKind::MissingType { expected } => (
             Path(loc.path.clone()).key("type").0,

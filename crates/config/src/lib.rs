@@ -56,7 +56,8 @@ extern crate self as ferrowizard_config;
 /// validated; there is nothing to switch on.
 ///
 /// On the struct, `#[config(check = f)]` adds a rule over several keys:
-/// `f(&self) -> Result<(), Invalid>` (see [`Invalid`]).
+/// `f(&self) -> Result<(), Invalid>` (see [`Invalid`]); `#[config(refuse(key = "why"))]`
+/// refuses a key other tools accept, with why it has no meaning here and what to use instead.
 ///
 /// ```
 /// use ferrowizard_config::{Config, Duration, Loader};

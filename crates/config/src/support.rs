@@ -13,6 +13,11 @@ pub trait Section: Default {
     /// Every key, the inline sections' included, in the order of the fields.
     fn keys() -> &'static [&'static str];
 
+    /// Keys other tools accept that this section refuses, each with why (`refuse(...)`).
+    fn refused() -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// Reads the value of `key` from `map`; false when the key is not this section's.
     fn set<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error>;
 
@@ -23,8 +28,15 @@ pub trait Section: Default {
     fn validate_fields(&self, parent: &mut dyn FnMut() -> garde::Path, report: &mut garde::Report);
 }
 
-/// A key of `keys`, or serde's "unknown field" error naming them all.
-struct KeySeed(&'static [&'static str]);
+/// Marks a custom error as a refused key: the loader reports the rest as the refusal's why.
+pub(crate) const REFUSED: &str = "\u{1}refused\u{1}";
+
+/// A key of `keys`, the refusal of a key in `refused`, or serde's "unknown field" error
+/// naming them all.
+struct KeySeed(
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = &'static str;
@@ -42,6 +54,9 @@ impl Visitor<'_> for KeySeed {
     }
 
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<&'static str, E> {
+        if let Some((_, why)) = self.1.iter().find(|(k, _)| *k == key) {
+            return Err(E::custom(format_args!("{REFUSED}{why}")));
+        }
         self.0
             .iter()
             .find(|k| **k == key)
@@ -63,7 +78,7 @@ impl<'de, T: Section> Visitor<'de> for SectionVisitor<T> {
         // Absent keys keep their defaults.
         let mut value = T::default();
         let mut seen: Vec<&'static str> = Vec::new();
-        while let Some(key) = map.next_key_seed(KeySeed(T::keys()))? {
+        while let Some(key) = map.next_key_seed(KeySeed(T::keys(), T::refused()))? {
             if seen.contains(&key) {
                 return Err(A::Error::duplicate_field(key));
             }

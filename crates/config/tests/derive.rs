@@ -170,3 +170,32 @@ fn a_section_is_written_with_its_inline_keys_and_its_choices_by_type_and_name() 
     let back: Root = Loader::new().load_str("c.json", &json).unwrap();
     assert_eq!(back, root);
 }
+
+/// A section that refuses a key another tool accepts.
+#[derive(Clone, Debug, PartialEq, Config)]
+#[config(refuse(driverClass = "the driver follows url's scheme"))]
+pub struct Source {
+    /// Where the data is.
+    pub url: String,
+}
+
+/// Catches: a refused key reported as a bare unknown field (or accepted), or reported away
+/// from where it is written.
+#[test]
+fn a_refused_key_is_reported_where_it_is_with_why() {
+    let report = Loader::new()
+        .load_str::<Source>("c.yaml", "url: x\ndriverClass: org.postgresql.Driver\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        report.contains(
+            "c.yaml:2:1: Unrecognized field at: driverClass; the driver follows url's scheme"
+        ),
+        "{report}"
+    );
+    let report = Loader::new()
+        .load_str::<Source>("c.yaml", "url: x\ndriverClas: y\n")
+        .unwrap_err()
+        .to_string();
+    assert!(!report.contains("scheme"), "{report}");
+}

@@ -14,8 +14,8 @@ pub(crate) mod server;
 
 use std::path::Path;
 
-use ferrowizard_config::{Config, positive_duration, validated_by};
-pub use ferrowizard_config::{Duration, Level, Loader, Report, Size};
+use ferrowizard_config::{Config, validated_by};
+pub use ferrowizard_config::{Duration, Invalid, Level, Loader, Report, Size, positive_duration};
 pub use ferrowizard_logging::config::LoggingFactory;
 pub use health::{CheckType, HealthCheckConfig, HealthFactory, ResponderFactory, Schedule};
 pub use opentelemetry::{OpenTelemetryFactory, OtlpProtocol};
