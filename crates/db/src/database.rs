@@ -191,10 +191,11 @@ impl<DB: Driver> Database<DB> {
         inner.wait.update(started.elapsed());
         match outcome {
             Ok(got) => {
-                inner
-                    .stats
-                    .low_idle
-                    .fetch_min(inner.pool.num_idle() as u64, Ordering::Relaxed);
+                // Written only when lower: most calls leave the shared line alone.
+                let idle = inner.pool.num_idle() as u64;
+                if idle < inner.stats.low_idle.load(Ordering::Relaxed) {
+                    inner.stats.low_idle.fetch_min(idle, Ordering::Relaxed);
+                }
                 inner.outage.succeeded(&inner.name);
                 Ok(got)
             }

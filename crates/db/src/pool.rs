@@ -106,9 +106,7 @@ pub(crate) fn build<DB: Driver>(
     // a slow one at WARN after a second.
     let options = options.log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(1));
     let on_connect = checks.clone();
-    let on_borrow = checks.clone();
-    let on_return = checks;
-    let pool = PoolOptions::<DB>::new()
+    let mut pool = PoolOptions::<DB>::new()
         .min_connections(section.min_size)
         .max_connections(section.max_size)
         .acquire_timeout(section.max_wait_for_connection.get())
@@ -123,8 +121,13 @@ pub(crate) fn build<DB: Driver>(
                 checks.stats.opened.fetch_add(1, Ordering::Relaxed);
                 checks.prepare::<DB>(conn).await
             })
-        })
-        .before_acquire(move |conn, meta| {
+        });
+    // A hook costs a boxed future on every borrow or return: each is set only when it has
+    // something to check.
+    let ages = checks.max_age.is_some();
+    if checks.check_on_borrow || ages {
+        let on_borrow = checks.clone();
+        pool = pool.before_acquire(move |conn, meta| {
             let checks = on_borrow.clone();
             Box::pin(async move {
                 if checks.too_old(&meta) {
@@ -132,8 +135,11 @@ pub(crate) fn build<DB: Driver>(
                 }
                 Ok(!checks.check_on_borrow || checks.validate::<DB>(conn, "borrow").await.is_ok())
             })
-        })
-        .after_release(move |conn, meta| {
+        });
+    }
+    if checks.check_on_return || ages {
+        let on_return = checks;
+        pool = pool.after_release(move |conn, meta| {
             let checks = on_return.clone();
             Box::pin(async move {
                 if checks.too_old(&meta) {
@@ -141,7 +147,8 @@ pub(crate) fn build<DB: Driver>(
                 }
                 Ok(!checks.check_on_return || checks.validate::<DB>(conn, "return").await.is_ok())
             })
-        })
-        .connect_lazy_with(options);
+        });
+    }
+    let pool = pool.connect_lazy_with(options);
     Ok(pool)
 }

@@ -144,3 +144,29 @@ fn min_and_initial_sizes_above_the_max_are_refused_where_they_are() {
         "{report}"
     );
 }
+
+/// Catches: a key of the section missing from the guide's reference, or one documented that
+/// the section lacks.
+#[test]
+fn the_reference_documents_every_key_once() {
+    let reference = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/reference/configuration.md"),
+    )
+    .unwrap();
+    let (_, table) = reference
+        .split_once("\n### database\n")
+        .expect("the reference has a `### database` table");
+    let table = table.split("\n## ").next().unwrap_or_default();
+    let table = table.split("\n### ").next().unwrap_or_default();
+    let mut documented = Vec::new();
+    for row in table.lines().filter_map(|l| l.strip_prefix("| `database.")) {
+        documented.push(row.split('`').next().unwrap_or_default().to_owned());
+    }
+    let unique: BTreeSet<String> = documented.iter().cloned().collect();
+    assert_eq!(
+        unique.len(),
+        documented.len(),
+        "a key twice: {documented:?}"
+    );
+    assert_eq!(unique, model_keys());
+}
