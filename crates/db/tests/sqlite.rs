@@ -409,3 +409,47 @@ impl std::io::Write for Capture {
         Ok(())
     }
 }
+
+/// Catches: two databases of one service sharing a pool, their settings or their metrics.
+#[tokio::test]
+async fn two_named_databases_live_side_by_side() {
+    let (a, b) = (Fixture::new(), Fixture::new());
+    a.gate(true).await;
+    b.gate(true).await;
+    let mut env = Environment::default();
+    let primary = section(&a.yaml("initialSize: 2\n"))
+        .build::<Sqlite>("primary", &mut env)
+        .unwrap();
+    let replica = section(&b.yaml("readOnlyByDefault: true\n"))
+        .build::<Sqlite>("replica", &mut env)
+        .unwrap();
+    Managed::start(&primary).await.unwrap();
+    Managed::start(&replica).await.unwrap();
+    let size = |name: &str| {
+        env.metrics()
+            .gauge(
+                "ferrowizard.db.connections",
+                &[("database", name), ("state", "size")],
+                || -1.0,
+            )
+            .unwrap()
+            .value()
+    };
+    assert_eq!((size("primary"), size("replica")), (2.0, 1.0));
+    let write = |db: Database<Sqlite>| async move {
+        let mut c = db.acquire().await.unwrap();
+        db.timed(
+            "write",
+            sqlx::query("INSERT INTO gate VALUES (1)").execute(&mut *c),
+        )
+        .await
+        .is_ok()
+    };
+    assert!(write(primary.clone()).await);
+    assert!(!write(replica.clone()).await);
+    b.gate(false).await;
+    assert!(primary.check().await.is_healthy());
+    assert!(!replica.check().await.is_healthy());
+    Managed::stop(&replica).await.unwrap();
+    Managed::stop(&primary).await.unwrap();
+}

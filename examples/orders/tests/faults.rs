@@ -103,7 +103,9 @@ fn a_database_stopped_under_load_answers_503_fast_and_is_recovered_from() {
              adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  requestLog: {{appenders: []}}\n\
              logging:\n  level: INFO\n  appenders: [{{type: file, currentLogFilename: {}, archive: false}}]\n\
              database:\n  url: {}\n  password: {}\n  maxSize: 8\n  minSize: 2\n  initialSize: 2\n  \
-             maxWaitForConnection: 1s\n  migrations: {}\n",
+             maxWaitForConnection: 1s\n  validationQueryTimeout: 400ms\n  migrations: {}\n\
+             health:\n  healthChecks:\n    - {{name: orders, critical: true, schedule: \
+             {{checkInterval: 500ms, downtimeInterval: 500ms, failureAttempts: 1, successAttempts: 1}}}}\n",
             log.display(),
             pg.url("orders"),
             postgres::PASSWORD,
@@ -146,31 +148,43 @@ fn a_database_stopped_under_load_answers_503_fast_and_is_recovered_from() {
     pg.stop();
     let stopped = t0.elapsed();
 
-    // Requests answer 503 within maxWaitForConnection (1 s), with nothing hanging.
-    let mut slowest = Duration::ZERO;
-    for _ in 0..5 {
+    // The first request after the stop answers 503 within maxWaitForConnection (1 s).
+    let (status, first_took) = get(&format!("{}/orders/x", service.app));
+    assert_eq!(status, 503);
+    assert!(first_took < Duration::from_millis(1800), "{first_took:?}");
+    let first_503 = t0.elapsed();
+    // The scheduled check turns the service not ready (`/health-check`, 503), and the admin
+    // side's check unhealthy.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(&format!("{}/health-check", service.app)).0 != 503 {
+        assert!(Instant::now() < deadline, "still ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let unready = t0.elapsed();
+    assert!(!healthy(&service.admin));
+    // Every request answers 503 within maxWaitForConnection, with nothing hanging.
+    let mut slowest = first_took;
+    for _ in 0..4 {
         let (status, took) = get(&format!("{}/orders/x", service.app));
         assert_eq!(status, 503);
         slowest = slowest.max(took);
     }
     assert!(slowest < Duration::from_millis(1800), "{slowest:?}");
-    let first_503 = t0.elapsed();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while healthy(&service.admin) {
-        assert!(Instant::now() < deadline, "still healthy");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let unhealthy = t0.elapsed();
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(2));
 
     pg.resume();
     let started = t0.elapsed();
     let deadline = Instant::now() + Duration::from_secs(15);
-    while get(&format!("{}/orders/x", service.app)).0 != 404 || !healthy(&service.admin) {
+    while get(&format!("{}/orders/x", service.app)).0 != 404 {
         assert!(Instant::now() < deadline, "not recovered");
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
     }
     let recovered = t0.elapsed();
+    while get(&format!("{}/health-check", service.app)).0 != 200 || !healthy(&service.admin) {
+        assert!(Instant::now() < deadline, "not ready again");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ready = t0.elapsed();
     let stats = load.join().unwrap();
 
     // No connection leaked: every connection comes back (the idle checks borrow them for a
@@ -225,17 +239,21 @@ fn a_database_stopped_under_load_answers_503_fast_and_is_recovered_from() {
         outage[0]
     );
 
+    let s = |d: Duration| d.as_secs_f64();
     eprintln!(
-        "timeline: stopped at {:.1}s; five 503s by {:.1}s (slowest {:.0} ms); unhealthy at {:.1}s; \
-         started at {:.1}s; recovered at {:.1}s ({:.1}s after the start); {} outage lines over \
-         {down:.1}s; volley: {} requests, {} KO; pool size after: {size}",
-        stopped.as_secs_f64(),
-        first_503.as_secs_f64(),
-        slowest.as_secs_f64() * 1000.0,
-        unhealthy.as_secs_f64(),
-        started.as_secs_f64(),
-        recovered.as_secs_f64(),
-        (recovered - started).as_secs_f64(),
+        "timeline: stopped at {:.2}s; first 503 at {:.2}s (answered in {:.0} ms; slowest of 5: \
+         {:.0} ms); not ready and unhealthy at {:.2}s; started at {:.2}s; first request served at \
+         {:.2}s ({:.2}s after the start); ready again at {:.2}s; {} outage lines over {down:.1}s; \
+         volley: {} requests, {} KO; pool size after: {size}",
+        s(stopped),
+        s(first_503),
+        s(first_took) * 1000.0,
+        s(slowest) * 1000.0,
+        s(unready),
+        s(started),
+        s(recovered),
+        s(recovered - started),
+        s(ready),
         outage.len(),
         stats.global.requests,
         stats.global.kos,
