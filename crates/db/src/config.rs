@@ -138,7 +138,15 @@ pub struct DataSourceFactory {
     pub migrations: String,
 }
 
-/// `defaultTransactionIsolation:`.
+/// `defaultTransactionIsolation:`, spelled in kebab-case.
+///
+/// ```
+/// use ferrowizard_db::{DataSourceFactory, TransactionIsolation};
+///
+/// let yaml = "url: sqlite:orders.db\ndefaultTransactionIsolation: read-uncommitted\n";
+/// let section: DataSourceFactory = ferrowizard::config::loader(&[]).load_str("database.yaml", yaml).unwrap();
+/// assert_eq!(section.default_transaction_isolation, TransactionIsolation::ReadUncommitted);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Config)]
 #[config(rename_all = "kebab-case")]
 pub enum TransactionIsolation {

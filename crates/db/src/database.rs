@@ -69,6 +69,7 @@ struct Inner<DB: Driver> {
     system: &'static str,
     initial_size: u32,
     min_size: u32,
+    max_wait: Duration,
     eviction_interval: Duration,
     min_idle_time: Duration,
     check_while_idle: bool,
@@ -84,8 +85,10 @@ impl DataSourceFactory {
     /// and `ferrowizard.db.closed` (`reason` age, idle, failed), and a timer
     /// `ferrowizard.db.queries` per name [`Database::timed`] is given.
     ///
-    /// No connection is opened yet: the managed start opens `initialSize` of them before the
-    /// ports open. Call it from [`Application::run`](ferrowizard::Application::run).
+    /// The managed start opens `initialSize` connections before the ports open (and fails,
+    /// or with `ignoreExceptionOnPreLoad` warns, when the database cannot be reached); the pool
+    /// keeps `minSize` open from the moment it is built. Call it from
+    /// [`Application::run`](ferrowizard::Application::run), inside the service's runtime.
     pub fn build<DB: Driver>(
         &self,
         name: &str,
@@ -140,6 +143,7 @@ impl DataSourceFactory {
                 },
                 initial_size: self.initial_size,
                 min_size: self.min_size,
+                max_wait: self.max_wait_for_connection.get(),
                 eviction_interval: self.eviction_interval.get(),
                 min_idle_time: self.min_idle_time.get(),
                 check_while_idle: self.check_connection_while_idle,
@@ -157,12 +161,38 @@ impl DataSourceFactory {
 
 impl<DB: Driver> Database<DB> {
     /// The name it was built with.
+    ///
+    /// ```
+    /// # use ferrowizard_db::{Database, sqlx};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let section = ferrowizard_db::DataSourceFactory {
+    /// #     url: ferrowizard_db::DatabaseUrl::new("sqlite::memory:"),
+    /// #     ..Default::default()
+    /// # };
+    /// # let mut environment = ferrowizard::Environment::default();
+    /// let db: Database<sqlx::Sqlite> = section.build("orders", &mut environment).unwrap();
+    /// assert_eq!(db.name(), "orders");
+    /// # });
+    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
     /// The sqlx pool, for what this type does not wrap; connections taken from it directly
     /// are not timed, and their failures are not counted.
+    ///
+    /// ```
+    /// # use ferrowizard_db::{Database, sqlx};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let section = ferrowizard_db::DataSourceFactory {
+    /// #     url: ferrowizard_db::DatabaseUrl::new("sqlite::memory:"),
+    /// #     ..Default::default()
+    /// # };
+    /// # let mut environment = ferrowizard::Environment::default();
+    /// let db: Database<sqlx::Sqlite> = section.build("orders", &mut environment).unwrap();
+    /// assert_eq!(db.pool().options().get_max_connections(), 100);
+    /// # });
+    /// ```
     pub fn pool(&self) -> &sqlx::Pool<DB> {
         &self.inner.pool
     }
@@ -170,12 +200,44 @@ impl<DB: Driver> Database<DB> {
     /// A connection, waiting at most `maxWaitForConnection` (then [`DbError::Unavailable`],
     /// a 503). The wait is timed (`ferrowizard.db.wait`); the connection goes back to the pool
     /// when dropped, a request cancelled by its client's disconnect included.
+    ///
+    /// ```
+    /// # use ferrowizard_db::{Database, sqlx};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let section = ferrowizard_db::DataSourceFactory {
+    /// #     url: ferrowizard_db::DatabaseUrl::new("sqlite::memory:"),
+    /// #     ..Default::default()
+    /// # };
+    /// # let mut environment = ferrowizard::Environment::default();
+    /// let db: Database<sqlx::Sqlite> = section.build("orders", &mut environment).unwrap();
+    /// let mut conn = db.acquire().await?;
+    /// let one: i64 = sqlx::query_scalar("SELECT 1").fetch_one(&mut *conn).await?;
+    /// assert_eq!(one, 1);
+    /// # Ok::<(), ferrowizard_db::DbError>(())
+    /// # });
+    /// ```
     pub async fn acquire(&self) -> Result<PoolConnection<DB>, DbError> {
         self.waited(self.inner.pool.acquire()).await
     }
 
     /// A connection with a transaction begun, waited for as [`acquire`](Self::acquire) does.
     /// Dropped without `commit`, the transaction is rolled back.
+    ///
+    /// ```
+    /// # use ferrowizard_db::{Database, sqlx};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let section = ferrowizard_db::DataSourceFactory {
+    /// #     url: ferrowizard_db::DatabaseUrl::new("sqlite::memory:"),
+    /// #     ..Default::default()
+    /// # };
+    /// # let mut environment = ferrowizard::Environment::default();
+    /// let db: Database<sqlx::Sqlite> = section.build("orders", &mut environment).unwrap();
+    /// let mut tx = db.begin().await?;
+    /// sqlx::query("CREATE TABLE t (x INTEGER)").execute(&mut *tx).await?;
+    /// tx.commit().await?;
+    /// # Ok::<(), ferrowizard_db::DbError>(())
+    /// # });
+    /// ```
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, DB>, DbError> {
         self.waited(self.inner.pool.begin()).await
     }
@@ -217,9 +279,25 @@ impl<DB: Driver> Database<DB> {
     }
 
     /// Runs `query` (a sqlx call's future), timed under `name` (`ferrowizard.db.queries`,
-    /// labelled `database` and `query`) and inside a `db.query` span, which joins the
-    /// request's trace when tracing is on. A failure is sorted for the client ([`DbError`])
+    /// labelled `database` and `query`) and inside a `db.query` span (at INFO, target
+    /// `ferrowizard::db`), which joins the request's trace when tracing is on. A failure is sorted for the client ([`DbError`])
     /// and a lost database is counted in its outage log.
+    ///
+    /// ```
+    /// # use ferrowizard_db::{Database, sqlx};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let section = ferrowizard_db::DataSourceFactory {
+    /// #     url: ferrowizard_db::DatabaseUrl::new("sqlite::memory:"),
+    /// #     ..Default::default()
+    /// # };
+    /// # let mut environment = ferrowizard::Environment::default();
+    /// let db: Database<sqlx::Sqlite> = section.build("orders", &mut environment).unwrap();
+    /// let mut conn = db.acquire().await?;
+    /// let query = sqlx::query_scalar::<_, i64>("SELECT 6 * 7").fetch_one(&mut *conn);
+    /// assert_eq!(db.timed("answer", query).await?, 42);
+    /// # Ok::<(), ferrowizard_db::DbError>(())
+    /// # });
+    /// ```
     pub async fn timed<T>(
         &self,
         name: &'static str,
@@ -307,11 +385,13 @@ impl<DB: Driver> Database<DB> {
             // that failed.
             ("failed", |i| {
                 let s = &i.stats;
-                s.opened
+                let now = s
+                    .opened
                     .load(Ordering::Relaxed)
                     .saturating_sub(u64::from(i.pool.size()))
                     .saturating_sub(s.closed_age.load(Ordering::Relaxed))
-                    .saturating_sub(s.closed_idle.load(Ordering::Relaxed))
+                    .saturating_sub(s.closed_idle.load(Ordering::Relaxed));
+                s.closed_failed.fetch_max(now, Ordering::Relaxed).max(now)
             }),
         ];
         for (reason, read) in closed {
@@ -332,10 +412,21 @@ impl<DB: Driver> Database<DB> {
         let options: <DB::Connection as sqlx::Connection>::Options =
             inner.url.parse().map_err(|e: sqlx::Error| e.to_string())?;
         let cannot = |e: sqlx::Error| format!("cannot connect to {}: {e}", inner.target);
-        let mut probe = options.connect().await.map_err(cannot)?;
-        let prepared = inner.checks.prepare::<DB>(&mut probe).await;
-        let _ = sqlx::Connection::close(probe).await;
-        prepared.map_err(cannot)?;
+        let probe = async {
+            let mut probe = options.connect().await?;
+            let prepared = inner.checks.prepare::<DB>(&mut probe).await;
+            let _ = sqlx::Connection::close(probe).await;
+            prepared
+        };
+        tokio::time::timeout(inner.max_wait, probe)
+            .await
+            .map_err(|_| {
+                format!(
+                    "cannot connect to {}: no answer within {:?}",
+                    inner.target, inner.max_wait
+                )
+            })?
+            .map_err(cannot)?;
         let mut held = Vec::new();
         while held.len() < inner.initial_size as usize {
             held.push(inner.pool.acquire().await.map_err(cannot)?);
@@ -362,8 +453,8 @@ impl<DB: Driver> Database<DB> {
                     let Some(conn) = inner.pool.try_acquire() else {
                         break;
                     };
-                    inner.stats.closed_idle.fetch_add(1, Ordering::Relaxed);
                     let _ = tokio::time::timeout(Duration::from_secs(5), conn.close()).await;
+                    inner.stats.closed_idle.fetch_add(1, Ordering::Relaxed);
                 }
                 window = Instant::now();
                 inner
@@ -371,7 +462,11 @@ impl<DB: Driver> Database<DB> {
                     .low_idle
                     .store(inner.pool.num_idle() as u64, Ordering::Relaxed);
             }
-            let mut looked = Vec::new();
+            if !inner.check_while_idle && inner.checks.max_age.is_none() {
+                continue;
+            }
+            // Each goes back as soon as it is looked at (the release hook ages it); the idle
+            // queue is first in, first out, so a round does not meet one twice.
             for _ in 0..inner.pool.num_idle() {
                 let Some(mut conn) = inner.pool.try_acquire() else {
                     break;
@@ -384,12 +479,8 @@ impl<DB: Driver> Database<DB> {
                         .is_err()
                 {
                     let _ = tokio::time::timeout(Duration::from_secs(5), conn.close()).await;
-                } else {
-                    looked.push(conn);
                 }
             }
-            // Back together, so that the same connection is not looked at twice in a round.
-            drop(looked);
         }
     }
 }

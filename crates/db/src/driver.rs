@@ -20,6 +20,13 @@ mod sealed {
 /// A sqlx database a [`Database`](crate::Database) can pool: [`sqlx::Postgres`],
 /// [`sqlx::Sqlite`], or [`sqlx::Any`] when the url chooses at run time (as `examples/orders`
 /// does, on SQLite by default and on PostgreSQL by one line of its configuration).
+///
+/// ```
+/// use ferrowizard_db::Driver;
+///
+/// assert_eq!(<ferrowizard_db::sqlx::Postgres as Driver>::NAME, "PostgreSQL");
+/// assert_eq!(<ferrowizard_db::sqlx::Sqlite as Driver>::NAME, "SQLite");
+/// ```
 pub trait Driver: sqlx::Database + sealed::Sealed {
     /// The engine's name in messages.
     const NAME: &'static str;

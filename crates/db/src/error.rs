@@ -8,6 +8,18 @@ use ferrowizard::axum::http::StatusCode;
 use ferrowizard::axum::response::{IntoResponse, Response};
 
 /// Why a database section could not be built.
+///
+/// ```
+/// use ferrowizard::Environment;
+/// use ferrowizard_db::{BuildError, DataSourceFactory, DatabaseUrl, sqlx};
+///
+/// let section = DataSourceFactory {
+///     url: DatabaseUrl::new("postgres://db.internal/orders"),
+///     ..DataSourceFactory::default()
+/// };
+/// let built = section.build::<sqlx::Sqlite>("orders", &mut Environment::default());
+/// assert!(matches!(built, Err(BuildError::Driver { .. })));
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// `url` (shown without its password).
@@ -128,6 +140,13 @@ impl DbError {
     }
 
     /// Whether the database could not be reached (the request is answered 503).
+    ///
+    /// ```
+    /// use ferrowizard_db::{DbError, sqlx};
+    ///
+    /// assert!(DbError::from(sqlx::Error::PoolTimedOut).is_unavailable());
+    /// assert!(!DbError::from(sqlx::Error::RowNotFound).is_unavailable());
+    /// ```
     pub fn is_unavailable(&self) -> bool {
         matches!(self, DbError::Unavailable { .. })
     }

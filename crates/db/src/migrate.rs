@@ -14,7 +14,7 @@ use crate::config::DataSourceFactory;
 use crate::connect;
 
 /// Where an application's configuration keeps its databases, by name (the first is the one
-/// `db` works on unless `--database` names another).
+/// `db` works on unless `--database` names another): see [`command`]'s example.
 pub type Databases<C> = fn(&C) -> Vec<(&'static str, &DataSourceFactory)>;
 
 /// The `db` command of an application: `db migrate CONFIG`, `db status CONFIG` and
@@ -126,20 +126,31 @@ async fn run<C: Configuration>(databases: Databases<C>, args: ArgMatches) -> Res
     let mut conn = AnyConnection::connect(&plan.url)
         .await
         .map_err(|e| format!("database {name}: cannot connect to {}: {e}", plan.target))?;
-    conn.ensure_migrations_table().await?;
+    if let Some(statement) = &section.initialization_query {
+        // The schema the service reads (`SET search_path ...`) is the one migrated.
+        <sqlx::Any as crate::driver::Driver>::execute(&mut conn, statement)
+            .await
+            .map_err(|e| format!("database {name}: initializationQuery: {e}"))?;
+    }
+    // Locked first, so that two runs do not both make the table.
     conn.lock().await?;
-    let outcome = match action {
-        "migrate" => migrate(&mut conn, &migrator).await,
-        "status" => status(&mut conn, &migrator).await,
-        "rollback" => {
-            let count = args.get_one::<u32>("count").copied().unwrap_or(1);
-            rollback(&mut conn, &migrator, count).await
-        }
-        other => Err(format!("no such subcommand: {other}").into()),
+    let outcome = match conn.ensure_migrations_table().await {
+        Err(e) => Err(e.into()),
+        Ok(()) => match action {
+            "migrate" => migrate(&mut conn, &migrator).await,
+            "status" => status(&mut conn, &migrator).await,
+            "rollback" => {
+                let count = args.get_one::<u32>("count").copied().unwrap_or(1);
+                rollback(&mut conn, &migrator, count).await
+            }
+            other => Err(format!("no such subcommand: {other}").into()),
+        },
     };
-    conn.unlock().await?;
+    // The command's own error, if any, comes first; then the unlock's.
+    let unlocked = conn.unlock().await;
     let _ = conn.close().await;
-    outcome.map_err(|e| format!("database {name}: {e}").into())
+    outcome.map_err(|e| format!("database {name}: {e}"))?;
+    unlocked.map_err(|e| format!("database {name}: cannot release the migration lock: {e}").into())
 }
 
 /// The file a migration was read from, as the folder names it.
@@ -202,11 +213,19 @@ async fn migrate(conn: &mut AnyConnection, migrator: &Migrator) -> Result<(), Ru
         if applied.iter().any(|a| a.version == m.version) {
             continue;
         }
-        conn.apply(m).await.map_err(|e| match e {
-            MigrateError::ExecuteMigration(source, _) | MigrateError::Execute(source) => {
-                format!("{}: {source} (nothing of it was applied)", file(m))
+        conn.apply(m).await.map_err(|e| {
+            // A file marked `-- no-transaction` runs statement by statement.
+            let kept = if m.no_tx {
+                "its statements before the failing one were applied"
+            } else {
+                "nothing of it was applied"
+            };
+            match e {
+                MigrateError::ExecuteMigration(source, _) | MigrateError::Execute(source) => {
+                    format!("{}: {source} ({kept})", file(m))
+                }
+                other => format!("{}: {other}", file(m)),
             }
-            other => format!("{}: {other}", file(m)),
         })?;
         println!("applied {}", file(m));
         count += 1;
@@ -216,6 +235,12 @@ async fn migrate(conn: &mut AnyConnection, migrator: &Migrator) -> Result<(), Ru
 }
 
 async fn status(conn: &mut AnyConnection, migrator: &Migrator) -> Result<(), RunError> {
+    if let Some(version) = conn.dirty_version().await? {
+        println!(
+            "{:<8} {version} (left partly applied: repair it by hand)",
+            "dirty"
+        );
+    }
     let applied = conn.list_applied_migrations().await?;
     let mut pending = 0;
     for m in ups(migrator) {
@@ -245,16 +270,22 @@ async fn rollback(
 ) -> Result<(), RunError> {
     let mut applied = applied(conn, migrator).await?;
     applied.sort_by_key(|a| std::cmp::Reverse(a.version));
+    // Every .down.sql is found before any is run: a missing one reverts nothing.
+    let mut downs = Vec::new();
     for a in applied.iter().take(count as usize) {
         let down = migrator
             .iter()
             .find(|m| m.version == a.version && m.migration_type.is_down_migration())
             .ok_or_else(|| {
                 format!(
-                    "migration {} has no .down.sql file, so it cannot be rolled back",
+                    "migration {} has no .down.sql file, so it cannot be rolled back (nothing \
+                     was rolled back)",
                     a.version
                 )
             })?;
+        downs.push(down);
+    }
+    for down in downs {
         conn.revert(down)
             .await
             .map_err(|e| format!("{}: {e}", file(down)))?;

@@ -48,10 +48,11 @@ impl Outage {
     /// A call to `database` failed for `reason`.
     pub(crate) fn failed(&self, database: &str, reason: &str) {
         let now = Instant::now();
+        // Under the lock, so that a recovery decided at the same time sees this failure.
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         self.failed.fetch_add(1, Ordering::Relaxed);
         self.last_failure.store(self.millis(now), Ordering::Relaxed);
         self.down.store(true, Ordering::Relaxed);
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let since = *state.since.get_or_insert(now);
         if state
             .last_line
@@ -88,7 +89,11 @@ impl Outage {
             return;
         }
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.down.swap(false, Ordering::Relaxed) {
+        // Again under the lock: a failure may have come since the look above.
+        let last = self.last_failure.load(Ordering::Relaxed);
+        if self.millis(now).saturating_sub(last) < EVERY.as_millis() as u64
+            || !self.down.swap(false, Ordering::Relaxed)
+        {
             return;
         }
         let total = state.total + self.failed.swap(0, Ordering::Relaxed);

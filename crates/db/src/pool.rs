@@ -25,6 +25,9 @@ pub(crate) struct Stats {
     pub(crate) closed_idle: AtomicU64,
     /// The fewest idle connections seen since the evictor's window began.
     pub(crate) low_idle: AtomicU64,
+    /// The most connections counted as closed for failure so far: the counter never goes
+    /// down while a close or an open is under way.
+    pub(crate) closed_failed: AtomicU64,
 }
 
 /// The settings the hooks need, shared by them.

@@ -4,6 +4,14 @@
 use std::fmt;
 
 /// The database engine a url names.
+///
+/// ```
+/// use ferrowizard_db::{Backend, DatabaseUrl};
+///
+/// assert_eq!(DatabaseUrl::new("postgresql://db/orders").backend(), Ok(Backend::Postgres));
+/// assert_eq!(DatabaseUrl::new("sqlite::memory:").backend(), Ok(Backend::Sqlite));
+/// assert!(DatabaseUrl::new("mysql://db/orders").backend().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// `postgres://` or `postgresql://`.
@@ -30,13 +38,20 @@ impl fmt::Display for Backend {
 /// let url = DatabaseUrl::new("jdbc:postgresql://orders:s3cret@db.internal:5433/orders");
 /// assert_eq!(url.to_string(), "postgres://orders:***@db.internal:5433/orders");
 /// assert_eq!(format!("{url:?}"), "DatabaseUrl(postgres://orders:***@db.internal:5433/orders)");
+/// let url = DatabaseUrl::new("postgres://db.internal/orders?password=s3cret&sslmode=require");
+/// assert_eq!(url.to_string(), "postgres://db.internal/orders?password=***&sslmode=require");
 /// ```
 #[derive(Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(transparent)]
 pub struct DatabaseUrl(String);
 
 impl DatabaseUrl {
-    /// The url `text`.
+    /// The url `text`, as the configuration file would hold it.
+    ///
+    /// ```
+    /// # use ferrowizard_db::DatabaseUrl;
+    /// assert_eq!(DatabaseUrl::new("sqlite:orders.db").to_string(), "sqlite:orders.db");
+    /// ```
     pub fn new(text: impl Into<String>) -> DatabaseUrl {
         DatabaseUrl(text.into())
     }
@@ -51,7 +66,7 @@ impl DatabaseUrl {
         }
     }
 
-    /// The engine the url names, or why none.
+    /// The engine the url names, or why none (see [`Backend`]'s example).
     pub fn backend(&self) -> Result<Backend, String> {
         let url = self.expose();
         if url.starts_with("postgres://") {
@@ -73,11 +88,27 @@ impl fmt::Display for DatabaseUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let url = self.expose();
         match url::Url::parse(&url) {
-            Ok(mut parsed) if parsed.password().is_some() => {
-                let _ = parsed.set_password(Some("***"));
+            Ok(mut parsed) => {
+                if parsed.password().is_some() {
+                    let _ = parsed.set_password(Some("***"));
+                }
+                let secret = |k: &str| matches!(k, "password" | "sslpassword");
+                if parsed.query_pairs().any(|(k, _)| secret(&k)) {
+                    let pairs: Vec<(String, String)> = parsed
+                        .query_pairs()
+                        .map(|(k, v)| {
+                            let v = if secret(&k) {
+                                "***".into()
+                            } else {
+                                v.into_owned()
+                            };
+                            (k.into_owned(), v)
+                        })
+                        .collect();
+                    parsed.query_pairs_mut().clear().extend_pairs(pairs);
+                }
                 f.write_str(parsed.as_str())
             }
-            Ok(_) => f.write_str(&url),
             // Unparsed text may hold anything: show its scheme only.
             Err(_) => write!(f, "{}:...", url.split(':').next().unwrap_or_default()),
         }
@@ -112,6 +143,11 @@ pub struct Password(String);
 
 impl Password {
     /// The password `text`.
+    ///
+    /// ```
+    /// # use ferrowizard_db::Password;
+    /// assert_eq!(Password::new("a"), Password::new("a"));
+    /// ```
     pub fn new(text: impl Into<String>) -> Password {
         Password(text.into())
     }

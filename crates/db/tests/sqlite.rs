@@ -158,7 +158,7 @@ async fn sizes_open_the_pool_bound_it_and_the_wait_for_a_connection_ends_in_a_50
 async fn min_size_is_kept_and_the_unused_beyond_it_close_after_min_idle_time() {
     let f = Fixture::new();
     let (env, db) = f
-        .start("initialSize: 0\nminSize: 2\nevictionInterval: 50ms\nminIdleTime: 300ms\n")
+        .start("initialSize: 0\nminSize: 2\nevictionInterval: 50ms\nminIdleTime: 1s\n")
         .await;
     eventually("minSize opened", || gauge(&env, "size") == 2.0).await;
     let mut held = Vec::new();
@@ -176,12 +176,17 @@ async fn min_size_is_kept_and_the_unused_beyond_it_close_after_min_idle_time() {
 /// Catches: a connection kept past maxConnectionAge, or closed without being counted.
 #[tokio::test]
 async fn connections_older_than_max_connection_age_are_closed() {
-    for (age, expected) in [("maxConnectionAge: 100ms\n", 1.0), ("", 0.0)] {
+    for (age, closes) in [("maxConnectionAge: 100ms\n", true), ("", false)] {
         let f = Fixture::new();
         let (env, db) = f.start(age).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(scalar(&db, "SELECT 7").await, 7);
-        assert_eq!(closed(&env, "age"), expected, "{age:?}");
+        if closes {
+            eventually("closed for age", || closed(&env, "age") >= 1.0).await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(closed(&env, "age"), 0.0);
+        }
         Managed::stop(&db).await.unwrap();
     }
 }
@@ -196,12 +201,28 @@ async fn check_connection_on_connect_refuses_a_connection_that_fails_validation(
     let e = Managed::start(&db).await.unwrap_err().to_string();
     assert!(e.contains("no such table: gate"), "{e}");
 
-    let mut env = Environment::default();
-    let db = section(&f.yaml("checkConnectionOnConnect: false\n"))
+    // The pool's own new connections are checked too: with one held, a second must be opened,
+    // and it is refused once the gate is shut.
+    for (on, opens) in [(true, false), (false, true)] {
+        f.gate(true).await;
+        let mut env = Environment::default();
+        let db = section(&f.yaml(&format!(
+            "checkConnectionOnConnect: {on}\nmaxWaitForConnection: 300ms\n"
+        )))
         .build::<Sqlite>("t", &mut env)
         .unwrap();
-    Managed::start(&db).await.unwrap();
-    Managed::stop(&db).await.unwrap();
+        Managed::start(&db).await.unwrap();
+        eventually("the initial connection back", || gauge(&env, "idle") == 1.0).await;
+        let held = db.acquire().await.unwrap();
+        f.gate(false).await;
+        assert_eq!(
+            db.acquire().await.is_ok(),
+            opens,
+            "checkConnectionOnConnect {on}"
+        );
+        drop(held);
+        Managed::stop(&db).await.unwrap();
+    }
 }
 
 /// The connections closed for failure once the gate is shut, with `key` set to `on`.

@@ -100,6 +100,16 @@ fn story(dir: &Path, url: &str, extra: &str, tables: impl Fn() -> String) {
     assert!(!tables().contains("orders"), "{}", tables());
     let (_, out, _) = db(&config, &["status"]);
     assert!(out.ends_with("1 applied, 1 pending\n"), "{out}");
+
+    // Several at once, the newest first.
+    assert_eq!(db(&config, &["migrate"]).0, 0);
+    let (code, out, err) = db(&config, &["rollback", "--count", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "rolled back 2_create_orders.down.sql\nrolled back 1_create_accounts.down.sql\n"
+    );
+    assert!(!tables().contains("accounts"), "{}", tables());
 }
 
 /// Catches: the `migrations` folder not the one the config names, a failing file partly
