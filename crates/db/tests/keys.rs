@@ -2,6 +2,9 @@
 //! shows it at work (`tests/keys/behaviour.tsv`), and every key of DropWizard's
 //! `DataSourceFactory` is either one of them or refused with why.
 
+#[path = "support/behaviour_table.rs"]
+mod behaviour_table;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -49,8 +52,7 @@ const DROPWIZARD: &[&str] = &[
 ];
 
 fn model_keys() -> BTreeSet<String> {
-    let value = serde_json::to_value(DataSourceFactory::default()).unwrap();
-    value.as_object().unwrap().keys().cloned().collect()
+    behaviour_table::section_keys(&DataSourceFactory::default())
 }
 
 fn load(yaml: &str) -> Result<DataSourceFactory, String> {
@@ -61,26 +63,7 @@ fn load(yaml: &str) -> Result<DataSourceFactory, String> {
 
 #[test]
 fn every_key_names_its_behaviour_test() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let table = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/keys/behaviour.tsv"),
-    )
-    .unwrap();
-    let mut rows = BTreeSet::new();
-    for line in table
-        .lines()
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-    {
-        let (key, test) = line.split_once('\t').expect("KEY<TAB>FILE::FN");
-        let (file, name) = test.split_once("::").expect("FILE::FN");
-        let source = std::fs::read_to_string(root.join(file))
-            .unwrap_or_else(|e| panic!("{key}: {file}: {e}"));
-        assert!(
-            source.contains(&format!("fn {name}(")),
-            "{key}: {file} has no fn {name}"
-        );
-        assert!(rows.insert(key.to_owned()), "{key} twice");
-    }
+    let rows = behaviour_table::keys_with_tests(env!("CARGO_MANIFEST_DIR"));
     assert_eq!(
         rows,
         model_keys(),

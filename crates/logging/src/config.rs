@@ -368,10 +368,6 @@ fn valid_timestamp_format(pattern: &str, _: &()) -> garde::Result {
 
 fn recorded_access_field(field: &AccessField, _: &()) -> garde::Result {
     match field {
-        AccessField::RemoteUser => Err(garde::Error::new(
-            "remoteUser is not recorded here: no authentication sets a request's user (put \
-             what identifies a user in a request header and list it in requestHeaders)",
-        )),
         AccessField::LocalPort => Err(garde::Error::new(
             "localPort is not recorded here: a line does not say which connector took the \
              request (give each connector's request log its own additionalFields instead)",
@@ -716,12 +712,13 @@ pub struct AccessJsonLayoutFactory {
     /// End each object with a newline.
     #[config(default = true)]
     pub append_line_separator: bool,
-    /// The fields written (DropWizard's default set, `remoteUser` aside: nothing here
-    /// authenticates a request's user).
+    /// The fields written (DropWizard's default set; `remoteUser` is written for a request an
+    /// authentication admitted).
     #[config(
         default = vec![
             AccessField::Timestamp,
             AccessField::RemoteAddress,
+            AccessField::RemoteUser,
             AccessField::RequestTime,
             AccessField::RequestUri,
             AccessField::StatusCode,

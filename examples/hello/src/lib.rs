@@ -154,4 +154,6 @@ mod guide {
     mod health {}
     #[doc = include_str!("../../../docs/src/tracing.md")]
     mod tracing {}
+    #[doc = include_str!("../../../docs/src/authentication.md")]
+    mod authentication {}
 }

@@ -59,6 +59,7 @@ use pipeline::route::RouteTable;
 pub use pipeline::route::Routes;
 use pipeline::{Pipeline, PipelineSettings};
 use request_log::RequestLog;
+pub use request_log::entry::RemoteUser;
 
 /// A startup failure, printed as one line.
 #[derive(Debug, thiserror::Error)]

@@ -32,9 +32,10 @@ pub(crate) struct AccessJson {
 
 /// The order fields are written in: DropWizard's default attributes as its line shows them,
 /// then the others.
-const ORDER: [AccessField; 15] = [
+const ORDER: [AccessField; 16] = [
     AccessField::Timestamp,
     AccessField::RemoteAddress,
+    AccessField::RemoteUser,
     AccessField::RequestTime,
     AccessField::RequestUri,
     AccessField::RequestUrl,
@@ -289,8 +290,14 @@ impl AccessJson {
                         out.push_json_string(ua);
                     }
                 }
+                AccessField::RemoteUser => {
+                    if let Some(user) = e.user() {
+                        key(out, name);
+                        out.push_json_string(user);
+                    }
+                }
                 // Refused by the configuration (see `AccessJsonLayoutFactory`).
-                AccessField::RemoteUser | AccessField::LocalPort => {}
+                AccessField::LocalPort => {}
             }
         }
         for (headers, taken) in [

@@ -39,8 +39,10 @@ enum Word {
     Literal(String),
     /// `%a`, `%h`: the client's address.
     RemoteIp,
-    /// `%l`, `%u`: logback-access's `-` (no ident, no authenticated user).
+    /// `%l`: logback-access's `-` (no ident).
     Dash,
+    /// `%u`: the authenticated user, `-` for none.
+    User,
     /// `%t`: the time the request arrived, as the combined line shows it.
     Time,
     /// `%t{pattern[, zone]}`.
@@ -115,7 +117,8 @@ impl AccessPattern {
             };
             let word = match word.as_str() {
                 "a" | "remoteIP" | "h" | "clientHost" => Word::RemoteIp,
-                "l" | "u" | "user" => Word::Dash,
+                "l" => Word::Dash,
+                "u" | "user" => Word::User,
                 "t" | "date" => match option {
                     None => Word::Time,
                     Some(option) => {
@@ -254,6 +257,7 @@ fn write_word(word: &Word, out: &mut Text, line: &Line<'_>) {
             None => out.push('-'),
         },
         Word::Dash => out.push('-'),
+        Word::User => out.push_str(e.user().unwrap_or("-")),
         Word::Time => stamp(out),
         Word::TimeAs(stamp) => stamp.with(unix_nanos(e.time()), |text| out.push_str(text)),
         Word::RequestLine => {

@@ -19,6 +19,8 @@ pub(crate) struct Entry {
     pub(super) version: http::Version,
     pub(super) referer: Option<http::HeaderValue>,
     pub(super) user_agent: Option<http::HeaderValue>,
+    /// The authenticated user, as the response says (`%u`, `remoteUser`).
+    pub(super) user: Option<RemoteUser>,
     /// Only for access-json lines that ask for more.
     pub(super) extra: Option<Box<Extra>>,
 }
@@ -53,7 +55,38 @@ pub(super) fn scheme(extensions: &http::Extensions) -> &'static str {
     }
 }
 
+/// The name of the user a request was authenticated as, which the request log writes (`%u`,
+/// access-json's `remoteUser`): the authentication that admits a request puts it in the
+/// response's extensions (ferrowizard-auth does).
+///
+/// ```
+/// use ferrowizard::server::RemoteUser;
+///
+/// let mut response = ferrowizard::axum::response::Response::new(ferrowizard::axum::body::Body::empty());
+/// response.extensions_mut().insert(RemoteUser::new("ada"));
+/// assert_eq!(response.extensions().get::<RemoteUser>().unwrap().name(), "ada");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteUser(std::sync::Arc<str>);
+
+impl RemoteUser {
+    /// The user `name`.
+    pub fn new(name: &str) -> RemoteUser {
+        RemoteUser(name.into())
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
 impl Entry {
+    /// The authenticated user, when the response names one.
+    pub(crate) fn user(&self) -> Option<&str> {
+        self.user.as_ref().map(RemoteUser::name)
+    }
+
     /// The request target; empty for the authority form (`CONNECT host:port`), whose URI
     /// has no path.
     pub(crate) fn target(&self) -> &str {

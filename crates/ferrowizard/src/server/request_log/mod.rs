@@ -30,7 +30,7 @@ use jiff::tz::TimeZone;
 use crate::config::server::RequestLogFactory;
 use crate::server::request_log::access_json::{AccessJson, Wanted};
 use crate::server::request_log::access_pattern::AccessPattern;
-use entry::{Entry, Extra, scheme, version, wall_clock, write_ip};
+use entry::{Entry, Extra, RemoteUser, scheme, version, wall_clock, write_ip};
 
 /// Line format.
 #[derive(Debug)]
@@ -179,6 +179,7 @@ impl RequestLog {
             version: req.version(),
             referer: referer.cloned(),
             user_agent: user_agent.cloned(),
+            user: None,
             extra: (!self.wanted.is_empty()).then(|| {
                 Box::new(Extra {
                     scheme: scheme(req.extensions()),
@@ -201,6 +202,7 @@ impl RequestLog {
         response: &mut Response<axum::body::Body>,
     ) {
         let status = response.status().as_u16();
+        entry.user = response.extensions().get::<RemoteUser>().cloned();
         if let Some(extra) = &mut entry.extra {
             extra.response_headers = Wanted::take(&self.wanted.response, response.headers());
         }
@@ -331,7 +333,12 @@ fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, z
         Some(ip) => write_ip(out, ip),
         None => out.push('-'),
     }
-    out.push_str(" - - [");
+    out.push_str(" - ");
+    match &e.user {
+        Some(user) => out.push_str(user.name()),
+        None => out.push('-'),
+    }
+    out.push_str(" [");
     write_stamp(out, e.time, zone);
     out.push_str("] \"");
     out.push_str(e.method.as_str());
@@ -469,6 +476,7 @@ mod tests {
                 version: http::Version::HTTP_11,
                 referer: None,
                 user_agent: None,
+                user: None,
                 extra: None,
             };
             // The target as the whole URI gives it: the entry keeps only its path and query.
@@ -592,6 +600,18 @@ mod tests {
         body: &'static [u8],
         took: Duration,
     ) -> String {
+        log_as(format, request, status, body, took, None)
+    }
+
+    /// [`log_one`], the response naming `user` as the authenticated user.
+    fn log_as(
+        format: Format,
+        request: &http::Request<()>,
+        status: u16,
+        body: &'static [u8],
+        took: Duration,
+        user: Option<&str>,
+    ) -> String {
         let written = Arc::new(std::sync::Mutex::new(Vec::new()));
         let appender = Appender::start(
             "request-log-golden",
@@ -622,6 +642,9 @@ mod tests {
             .status(status)
             .body(axum::body::Body::from(body))
             .unwrap();
+        if let Some(user) = user {
+            response.extensions_mut().insert(RemoteUser::new(user));
+        }
         log.finish(entry, took, &mut response);
         assert!(
             log.appenders()[0].flush(Duration::from_secs(10)),
@@ -668,6 +691,32 @@ mod tests {
         );
     }
 
+    /// Catches: the authenticated user the response names not written as `%u` (the combined
+    /// line's third field, a pattern's `%u`) or as access-json's `remoteUser`.
+    #[test]
+    fn the_user_an_authentication_names_is_written() {
+        let took = Duration::from_millis(1);
+        let line = log_as(
+            Format::Combined,
+            &bare_request(),
+            200,
+            b"",
+            took,
+            Some("ada"),
+        );
+        assert!(line.starts_with("- - ada [14/Mar/2026"), "{line}");
+        let line = log_as(json_default(), &bare_request(), 200, b"", took, Some("ada"));
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(value["remoteUser"], "ada", "{line}");
+        let line = log_one(json_default(), &bare_request(), 200, b"", took);
+        assert!(!line.contains("remoteUser"), "{line}");
+        let zone = TimeZone::UTC;
+        let pattern = AccessPattern::new("%l %u %user", &zone, &mut Wanted::default()).unwrap();
+        let pattern = Format::Pattern(Box::new(pattern));
+        let line = log_as(pattern, &bare_request(), 200, b"", took, Some("ada"));
+        assert_eq!(line, "- ada ada\n");
+    }
+
     /// The access-json line (`layout: {type: access-json}`, DropWizard's default `includes`),
     /// golden: the whole line, then every key and value of the parsed object.
     ///
@@ -683,9 +732,9 @@ mod tests {
     ///   line is not JSON.
     ///
     /// Where this differs from DropWizard's `AccessJsonLayout` (pinned as it is): DropWizard
-    /// writes `"userAgent":"-"` when the client sent none (here the key is left out), has
-    /// `remoteUser` among its default `includes`, and puts `timestamp` at the time the line
-    /// is logged (here the request's arrival).
+    /// writes `"userAgent":"-"` and `"remoteUser":"-"` when there are none (here the keys are
+    /// left out), and puts `timestamp` at the time the line is logged (here the request's
+    /// arrival).
     #[test]
     fn the_access_json_line_is_golden() {
         let took = Duration::from_micros(1_234_567);
