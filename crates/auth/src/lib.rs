@@ -31,6 +31,7 @@ mod authenticator;
 mod caching;
 mod credentials;
 mod extract;
+mod jwt;
 mod layer;
 mod roles;
 
@@ -38,5 +39,6 @@ pub use authenticator::{AuthError, Authenticator, Principal};
 pub use caching::{CachePolicy, CachingAuthenticator};
 pub use credentials::{BasicCredentials, BearerToken, secrets_equal};
 pub use extract::Auth;
+pub use jwt::{Claims, JwtAlgorithm, JwtAuthenticator, JwtError, JwtFactory, JwtKeyFactory};
 pub use layer::{Authenticated, Authentication};
 pub use roles::require_role;

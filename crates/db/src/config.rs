@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 
 use ferrowizard::Config;
-use ferrowizard::config::{Duration, Invalid, positive_duration};
+use ferrowizard::config::{Duration, Invalid, Password, positive_duration};
 
-use crate::secret::{DatabaseUrl, Password};
+use crate::secret::DatabaseUrl;
 
 /// A database section: where the database is, who connects, and the pool in front of it.
 /// An application adds one field of this type per database (`database:`, `readReplica:`...)

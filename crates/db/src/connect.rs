@@ -137,7 +137,8 @@ pub(crate) fn plan(section: &DataSourceFactory) -> Result<Plan, BuildError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::secret::{DatabaseUrl, Password};
+    use crate::secret::DatabaseUrl;
+    use ferrowizard::config::Password;
 
     fn section(url: &str) -> DataSourceFactory {
         DataSourceFactory {

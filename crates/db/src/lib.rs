@@ -20,6 +20,6 @@ pub use database::Database;
 pub use driver::Driver;
 pub use error::{BuildError, DbError};
 pub use migrate::{Databases, command};
-pub use secret::{Backend, DatabaseUrl, Password};
+pub use secret::{Backend, DatabaseUrl};
 /// The sqlx this crate is built on: its queries run on [`Database`]'s connections.
 pub use sqlx;

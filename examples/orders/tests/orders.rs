@@ -95,9 +95,28 @@ async fn api(service: &TestService) {
         .text();
     for line in [
         "ferrowizard_db_queries_seconds_count{database=\"orders\",query=\"orders.by_id\"} 2",
-        "ferrowizard_db_connections{database=\"orders\",state=\"active\"} 0",
+        "ferrowizard_db_connections{database=\"orders\",state=\"active\"} ",
     ] {
         assert!(metrics.contains(line), "{line} not in:\n{metrics}");
+    }
+    // Each connection goes back to the pool once its request is answered (a moment after
+    // the response).
+    let active = "ferrowizard_db_connections{database=\"orders\",state=\"active\"} 0\n";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let metrics = service
+            .admin_get("/metrics/prometheus")
+            .await
+            .unwrap()
+            .text();
+        if metrics.contains(active) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "connections still held:\n{metrics}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
 

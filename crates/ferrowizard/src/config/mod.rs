@@ -177,6 +177,46 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// A password or key read as written and never shown: `***` in `check --dump`, in `Debug`
+/// and so in messages (unlike [`Secret`], which `check --dump` writes so that the dump loads
+/// back). Take it from the environment (`${DB_PASSWORD}`).
+///
+/// ```
+/// use ferrowizard::config::Password;
+///
+/// let password = Password::new("s3cret");
+/// assert_eq!(password.expose(), "s3cret");
+/// assert_eq!(format!("{password:?}"), "***");
+/// assert_eq!(serde_json::to_string(&password).unwrap(), "\"***\"");
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Password(String);
+
+impl Password {
+    /// The password `text`.
+    pub fn new(text: impl Into<String>) -> Password {
+        Password(text.into())
+    }
+
+    /// The password itself, for what needs it (a connection, a key): never to print.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl Serialize for Password {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("***")
+    }
+}
+
 /// `admin.healthChecks:`.
 #[derive(Clone, Debug, PartialEq, Config)]
 pub struct HealthChecksFactory {
