@@ -19,13 +19,22 @@ use crate::credentials::{BasicCredentials, BearerToken};
 type Checking<P> = Pin<Box<dyn Future<Output = Result<Option<P>, AuthError>> + Send>>;
 
 /// A scheme's check of an `Authorization` value.
-type Check<P> = Box<dyn Fn(&str) -> Option<Checking<P>> + Send + Sync>;
+type Check<P> = Arc<dyn Fn(&str) -> Option<Checking<P>> + Send + Sync>;
 
-/// One scheme: its challenge, and its check of an `Authorization` value (`None`: the value is
+/// One scheme (cloned with the builder that holds it): its challenge, and its check of an `Authorization` value (`None`: the value is
 /// not this scheme's, or not well-formed).
 struct Scheme<P> {
     challenge: HeaderValue,
     check: Check<P>,
+}
+
+impl<P> Clone for Scheme<P> {
+    fn clone(&self) -> Self {
+        Scheme {
+            challenge: self.challenge.clone(),
+            check: self.check.clone(),
+        }
+    }
 }
 
 /// The message of every 401, DropWizard's.
@@ -101,7 +110,8 @@ impl<P: Principal> Authentication<P> {
     }
 
     fn push(mut self, scheme: Scheme<P>) -> Self {
-        let mut schemes = Arc::try_unwrap(self.schemes).unwrap_or_else(|_| unreachable!());
+        // A builder cloned before this call keeps its own schemes.
+        let mut schemes = Arc::unwrap_or_clone(self.schemes);
         schemes.push(scheme);
         self.schemes = Arc::new(schemes);
         self
@@ -117,7 +127,7 @@ impl<P: Principal> Authentication<P> {
         let authenticator = Arc::new(authenticator);
         self.push(Scheme {
             challenge: challenge("Basic", realm),
-            check: Box::new(move |value| {
+            check: Arc::new(move |value| {
                 let credentials = BasicCredentials::parse(value)?;
                 let authenticator = authenticator.clone();
                 Some(Box::pin(async move {
@@ -137,7 +147,7 @@ impl<P: Principal> Authentication<P> {
         let authenticator = Arc::new(authenticator);
         self.push(Scheme {
             challenge: challenge("Bearer", realm),
-            check: Box::new(move |value| {
+            check: Arc::new(move |value| {
                 let token = BearerToken::parse(value)?;
                 let authenticator = authenticator.clone();
                 Some(Box::pin(
