@@ -26,9 +26,30 @@ pub struct Environment {
     pub(crate) tasks: Tasks,
     pub(crate) metrics: MetricRegistry,
     pub(crate) lifecycle: Lifecycle,
+    pub(crate) name: String,
 }
 
 impl Environment {
+    /// An environment for the application `name` (what [`Environment::name`] answers); the
+    /// server makes one with [`Application::name`] before it calls `run`.
+    ///
+    /// ```
+    /// let environment = ferrowizard::Environment::named("orders");
+    /// assert_eq!(environment.name(), "orders");
+    /// ```
+    pub fn named(name: impl Into<String>) -> Environment {
+        Environment {
+            name: name.into(),
+            ..Environment::default()
+        }
+    }
+
+    /// The application's name ([`Application::name`]): what a client it builds calls itself
+    /// in `User-Agent`, for one.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Adds a route: `method_router` at `path` (axum's `Router::route`, and its panics).
     /// Its requests are timed under `path` (`ferrowizard.routes`) at no cost to the route:
     /// the way to add routes that serve under load.

@@ -249,7 +249,25 @@ impl TraceContext {
     }
 }
 
-scoped_tls::scoped_thread_local!(static CURRENT: TraceContext);
+/// What the request being handled carries on to the calls it makes: its ID, under the header
+/// the server reads it from, and its trace context. In place while the request is handled
+/// (the observe stage's scope).
+#[derive(Debug, Default)]
+pub(crate) struct Carried {
+    /// `requestId.headerName` and the request's ID.
+    pub(crate) request_id: Option<(HeaderName, HeaderValue)>,
+    /// The request's trace context, when `traceContext` is on.
+    pub(crate) trace: Option<TraceContext>,
+}
+
+scoped_tls::scoped_thread_local!(static CURRENT: Carried);
+
+impl Carried {
+    /// Runs `f` with this as what the thread's request carries.
+    pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        CURRENT.set(self, f)
+    }
+}
 
 impl TraceContext {
     /// The context of the request being handled on this thread: in a handler, in what it
@@ -268,13 +286,91 @@ impl TraceContext {
     /// (`None` outside a traced request).
     #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn with_current<R>(f: impl FnOnce(&TraceContext) -> R) -> Option<R> {
-        CURRENT.is_set().then(|| CURRENT.with(f))
+        if !CURRENT.is_set() {
+            return None;
+        }
+        CURRENT.with(|carried| carried.trace.as_ref().map(f))
     }
+}
 
-    /// Runs `f` with this context as the thread's current one.
-    pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
-        CURRENT.set(self, f)
+/// Adds to `headers` what carries the request being handled on to a call it makes, so that
+/// the service called logs the same request ID and joins the same trace:
+/// - the request's ID, under the header this server reads it from
+///   (`server.requestId.headerName`, `X-Request-Id` unless told otherwise);
+/// - when the server follows traces, `traceparent`, with `call` (the span of the call, made
+///   while the request is handled) as the callee's parent when an OpenTelemetry export
+///   records it, and the request's own span otherwise; and the caller's `tracestate`.
+///
+/// A header `headers` already has is kept. Outside a request (a background task, a test) it
+/// adds nothing. ferrowizard-client calls it for each call it makes.
+///
+/// ```
+/// use ferrowizard::trace::propagate;
+///
+/// let mut headers = http::HeaderMap::new();
+/// propagate(&mut headers, &tracing::Span::current());
+/// assert!(headers.is_empty()); // no request is being handled here
+/// ```
+pub fn propagate(headers: &mut HeaderMap, call: &tracing::Span) {
+    if !CURRENT.is_set() {
+        return;
     }
+    CURRENT.with(|carried| {
+        if let Some((name, id)) = &carried.request_id
+            && !headers.contains_key(name)
+        {
+            headers.insert(name.clone(), id.clone());
+        }
+        let Some(trace) = &carried.trace else {
+            return;
+        };
+        if !headers.contains_key(TRACEPARENT) {
+            let parent = match span_ids(call) {
+                Some((trace_id, span_id, sampled)) if trace_id == trace.trace_id => TraceContext {
+                    trace_id,
+                    span_id,
+                    parent: None,
+                    sampled,
+                    state: None,
+                }
+                .traceparent(),
+                _ => trace.traceparent(),
+            };
+            headers.insert(TRACEPARENT, parent);
+        }
+        if let Some(state) = &trace.state
+            && !headers.contains_key(TRACESTATE)
+        {
+            headers.insert(TRACESTATE, state.clone());
+        }
+    });
+}
+
+/// The trace, the span and the sampled flag OpenTelemetry gave `span` (`None`: it has none,
+/// or no export layer sees it).
+#[cfg(feature = "otlp")]
+fn span_ids(span: &tracing::Span) -> Option<(TraceId, SpanId, bool)> {
+    use opentelemetry::trace::TraceContextExt;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    if span.is_disabled() {
+        return None;
+    }
+    let context = span.context();
+    let ids = context.span().span_context().clone();
+    if !ids.is_valid() {
+        return None;
+    }
+    Some((
+        TraceId::from_bytes(ids.trace_id().to_bytes())?,
+        SpanId::from_bytes(ids.span_id().to_bytes())?,
+        ids.is_sampled(),
+    ))
+}
+
+/// Without an export, spans have no ids of their own.
+#[cfg(not(feature = "otlp"))]
+fn span_ids(_span: &tracing::Span) -> Option<(TraceId, SpanId, bool)> {
+    None
 }
 
 /// The trace, the caller's span and the sampled flag of a well-formed `traceparent` (exactly

@@ -331,6 +331,18 @@ impl MetricRegistry {
         }
     }
 
+    /// Whether a metric of any kind is registered under `name` (with any labels).
+    ///
+    /// ```
+    /// let registry = ferrowizard_metrics::MetricRegistry::new();
+    /// assert!(!registry.contains("requests"));
+    /// registry.counter("requests").unwrap();
+    /// assert!(registry.contains("requests"));
+    /// ```
+    pub fn contains(&self, name: &str) -> bool {
+        self.read().families.contains_key(name)
+    }
+
     /// The gauge `name` with `labels`, reading `f` when rendered; if the gauge exists already
     /// it is returned as it is and `f` is dropped (DropWizard's `gauge(name, supplier)` does
     /// the same). [`remove`](Self::remove) it first to replace the function.

@@ -156,4 +156,6 @@ mod guide {
     mod tracing {}
     #[doc = include_str!("../../../docs/src/authentication.md")]
     mod authentication {}
+    #[doc = include_str!("../../../docs/src/calling-services.md")]
+    mod calling_services {}
 }

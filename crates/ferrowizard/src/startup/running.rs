@@ -39,7 +39,7 @@ impl Running {
         logging: Option<&Arc<ferrowizard_logging::Logging>>,
         counters: &[(&str, Arc<std::sync::atomic::AtomicU64>)],
     ) -> Result<Running, StartupError> {
-        let mut environment = Environment::default();
+        let mut environment = Environment::named(app.name());
         app.run(config, &mut environment)
             .await
             .map_err(StartupError::Run)?;
@@ -49,6 +49,7 @@ impl Running {
             tasks,
             metrics,
             lifecycle,
+            name: _,
         } = environment;
         // `health:`: its checks are registered ones; its response is an application route.
         let health = match config.health().filter(|h| h.enabled) {

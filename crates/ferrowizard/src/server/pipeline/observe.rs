@@ -12,12 +12,12 @@
 //! With both settings off, `begin` returns `None` and the request pays one branch.
 
 use ferrowizard_logging::context::Context;
-use http::{HeaderName, HeaderValue, Method, Request, Response};
+use http::{HeaderName, Method, Request, Response};
 use tracing::Span;
 use tracing::field::Empty;
 
 use crate::export::Recording;
-use crate::trace::TraceContext;
+use crate::trace::{Carried, TraceContext};
 
 /// The target of the requests' spans.
 pub(crate) const REQUEST_SPAN_TARGET: &str = "ferrowizard::server::request";
@@ -39,10 +39,10 @@ pub(crate) struct Observe {
 /// What the observe stage found of one request.
 pub(crate) struct Observation {
     context: Context,
-    /// The request's ID, as returned in the response.
-    request_id: Option<(HeaderName, HeaderValue)>,
-    /// Its trace context, current while the route and handle stages run.
-    trace: Option<TraceContext>,
+    /// The request's ID (as returned in the response) and its trace context, carried on to
+    /// the calls the handler makes ([`crate::trace::propagate`]); current while the route and
+    /// handle stages run.
+    carried: Carried,
     /// The request's span (`Span::none()` when traces are off, no subscriber wants it, or
     /// an export makes its own).
     span: Span,
@@ -109,8 +109,7 @@ impl Observe {
         // observation's few hundred bytes (the future is moved as a whole).
         Some(Box::new(Observation {
             context,
-            request_id,
-            trace,
+            carried: Carried { request_id, trace },
             span: Span::none(),
             otel: None,
         }))
@@ -179,16 +178,18 @@ impl Observation {
     /// Runs `f` (a stage's step) with the request's logging context in place, inside its span.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
         let _otel = self.otel.as_ref().map(crate::export::RequestSpan::enter);
-        match &self.trace {
-            Some(trace) => self.span.in_scope(|| trace.scope(|| self.context.scope(f))),
-            None => self.context.scope(f),
+        match &self.carried.trace {
+            Some(_) => self
+                .span
+                .in_scope(|| self.carried.scope(|| self.context.scope(f))),
+            None => self.carried.scope(|| self.context.scope(f)),
         }
     }
 
     /// Opens the request's span, when its trace is followed, once the route stage has found
     /// the route's template (if it is one the server knows).
     pub(crate) fn open_span<B>(&mut self, req: &Request<B>, route: Option<&str>) {
-        let Some(trace) = &mut self.trace else {
+        let Some(trace) = &mut self.carried.trace else {
             return;
         };
         // With an export, the export's own span stands for the request's (when it records the
@@ -210,7 +211,7 @@ impl Observation {
             }
         }
         self.span = request_span(req, route);
-        if let Some((_, id)) = &self.request_id
+        if let Some((_, id)) = &self.carried.request_id
             && !self.span.is_disabled()
             && let Ok(id) = id.to_str()
         {
@@ -233,7 +234,7 @@ impl Observation {
 
     /// The request's trace and span ids, for the request log.
     pub(crate) fn trace_ids(&self) -> Option<TraceIds> {
-        self.trace.as_ref().map(|t| TraceIds {
+        self.carried.trace.as_ref().map(|t| TraceIds {
             trace_id: t.trace_id(),
             span_id: t.span_id(),
         })
@@ -241,7 +242,7 @@ impl Observation {
 
     /// Returns the request's ID in `response` and ends the span with its status.
     pub(crate) fn finish(&mut self, response: &mut Response<axum::body::Body>) {
-        if let Some((name, value)) = self.request_id.take() {
+        if let Some((name, value)) = self.carried.request_id.take() {
             response.headers_mut().insert(name, value);
         }
         if let Some(span) = self.otel.take() {
