@@ -28,15 +28,4 @@ for ((r = 0; r < rounds; r++)); do
     echo "$r $s $rps" | tee -a "$results"
   done
 done
-python3 - "$results" <<'PY'
-import sys, statistics
-by = {}
-for line in open(sys.argv[1]):
-    r, s, rps = line.split()
-    by.setdefault(r, {})[s] = float(rps)
-for s in ("open", "guarded"):
-    print(f"{s:8} median {statistics.median(v[s] for v in by.values()):10.0f} req/s")
-ratio = statistics.median(v["guarded"] / v["open"] for v in by.values())
-print(f"guarded / open  {ratio:.3f}x (goal >= 0.9x)")
-sys.exit(0 if ratio >= 0.9 else 1)
-PY
+python3 bench/goals.py pair "$results" open guarded 0.9

@@ -10,6 +10,7 @@ live here, once, so that a script and its test read the same numbers.
     goals.py soak SAMPLES_FILE CLK_TCK
     goals.py ratios ROUNDS NAME=FILE...        (server.sh: each setting's ratios to bare)
     goals.py volley ROUNDS RATIO_FILE H2_RATIO_FILE PEAK_RSS_MB
+    goals.py pair ROUNDS_FILE BASE OTHER GOAL  (auth.sh, client.sh: OTHER / BASE, round by round)
     goals.py enough ROUNDS SECONDS             (exit 1 below the shortest run judged)
     goals.py enough-soak MINUTES
 
@@ -177,6 +178,23 @@ def volley(rounds, wrk, h2load, rss_mb):
     return misses
 
 
+def pair(rows, base, other, goal):
+    """The median of OTHER / BASE over the rounds of `rows` ((round, setting, req/s) triples),
+    each setting's median, and the misses against `goal`."""
+    by = {}
+    for r, name, rps in rows:
+        by.setdefault(r, {})[name] = rps
+    whole = [v for v in by.values() if base in v and other in v]
+    misses = [] if len(whole) == len(by) else [f"{len(by) - len(whole)} rounds without both settings"]
+    if not whole:
+        return {}, None, misses + ["no round to judge"]
+    medians = {name: statistics.median(v[name] for v in whole) for name in (base, other)}
+    ratio = statistics.median(v[other] / v[base] for v in whole)
+    if ratio < goal:
+        misses.append(f"{other} / {base} {ratio:.3f}x < {goal}x")
+    return medians, ratio, misses
+
+
 def numbers(path):
     with open(path) as f:
         return [float(line) for line in f if line.strip()]
@@ -220,6 +238,16 @@ def main(argv):
             name, path = pair.split("=", 1)
             settings[name] = numbers(path)
         return verdict(ratios(int(args[0]), settings))
+    if command == "pair":
+        path, base, other, goal = args
+        with open(path) as f:
+            rows = [(p[0], p[1], float(p[2])) for p in (line.split() for line in f) if len(p) == 3]
+        medians, ratio, misses = pair(rows, base, other, float(goal))
+        for name, median in medians.items():
+            print(f"{name:8} median {median:10.0f} req/s")
+        if ratio is not None:
+            print(f"{other} / {base}  {ratio:.3f}x (goal >= {goal}x)")
+        return verdict(misses)
     if command == "volley":
         return verdict(volley(int(args[0]), numbers(args[1]), numbers(args[2]), float(args[3])))
     print(f"unknown command {command!r}; see the docstring", file=sys.stderr)

@@ -39,7 +39,7 @@ pub struct Body {
 /// What names a body's failure.
 struct Failed {
     client: Arc<str>,
-    url: String,
+    uri: http::Uri,
     metrics: Arc<Metrics>,
 }
 
@@ -55,7 +55,7 @@ impl Body {
         idle: Duration,
         lease: Lease,
         client: Arc<str>,
-        url: String,
+        uri: http::Uri,
         metrics: Arc<Metrics>,
     ) -> Body {
         Body {
@@ -65,7 +65,7 @@ impl Body {
             lease: Some(lease),
             failed: Some(Failed {
                 client,
-                url,
+                uri,
                 metrics,
             }),
         }
@@ -92,7 +92,7 @@ impl Body {
             };
         };
         let client = failed.client.to_string();
-        let url = failed.url;
+        let url = crate::metrics::queryless(&failed.uri);
         if timed_out {
             failed.metrics.failed(Failure::ResponseTimeout);
             ClientError::Timeout {

@@ -58,7 +58,6 @@ struct Inner {
     metrics: Arc<Metrics>,
     timeout: Duration,
     lease_wait: Duration,
-    time_to_live: Duration,
     retries: u32,
     user_agent: HeaderValue,
 }
@@ -102,14 +101,12 @@ impl HttpClientConfiguration {
         let connector = Connector {
             tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
             timeout: self.connection_timeout.get(),
+            time_to_live: self.time_to_live.get(),
             stats: stats.clone(),
         };
         let keep_alive = self.keep_alive.get();
         let mut builder = Client::builder(TokioExecutor::new());
-        builder
-            .pool_timer(TokioTimer::new())
-            .http1_writev(true)
-            .set_host(true);
+        builder.pool_timer(TokioTimer::new()).set_host(true);
         if keep_alive.is_zero() {
             // `keepAlive: 0ms`: no connection is used twice.
             builder.pool_max_idle_per_host(0);
@@ -154,7 +151,6 @@ impl HttpClientConfiguration {
                 metrics: Arc::new(metrics),
                 timeout: self.timeout.get(),
                 lease_wait: self.connection_request_timeout.get(),
-                time_to_live: self.time_to_live.get(),
                 retries: self.retries,
                 user_agent,
             }),
@@ -199,16 +195,15 @@ impl HttpClient {
     pub async fn send(&self, request: Request<Bytes>) -> Result<Response<Body>, ClientError> {
         let (mut parts, body) = request.into_parts();
         let uri = parts.uri.clone();
-        let (https, host, port) = match (uri.scheme_str(), uri.host()) {
-            (Some("https"), Some(host)) => (true, host, uri.port_u16().unwrap_or(443)),
-            (Some("http"), Some(host)) => (false, host, uri.port_u16().unwrap_or(80)),
+        let (https, host) = match (uri.scheme_str(), uri.host()) {
+            (Some("https"), Some(host)) => (true, host),
+            (Some("http"), Some(host)) => (false, host),
             _ => {
                 return Err(
                     self.refused(format!("{uri} is not an absolute http:// or https:// URL"))
                 );
             }
         };
-        let route = format!("{}://{host}:{port}", if https { "https" } else { "http" });
         let span = tracing::info_span!(
             target: "ferrowizard::client",
             "http.client.request",
@@ -217,13 +212,15 @@ impl HttpClient {
             otel.status_code = Empty,
             http.request.method = parts.method.as_str(),
             server.address = host,
-            server.port = i64::from(port),
+            server.port = Empty,
             url.full = Empty,
             http.response.status_code = Empty,
             http.request.resend_count = Empty,
             client.name = &*self.inner.name,
         );
         if !span.is_disabled() {
+            let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+            span.record("server.port", i64::from(port));
             span.record("url.full", queryless(&uri));
         }
         if !parts.headers.contains_key(USER_AGENT) {
@@ -233,9 +230,10 @@ impl HttpClient {
         }
         ferrowizard::trace::propagate(&mut parts.headers, &span);
         let timer = self.inner.metrics.timer(&parts.method, &uri);
-        async move {
+        let call = async move {
             let inner = &self.inner;
-            let Some(lease) = inner.leases.lease(&route).await else {
+            let authority = uri.authority().map_or("", |a| a.as_str());
+            let Some(lease) = inner.leases.lease(https, authority).await else {
                 inner.metrics.failed(Failure::LeaseTimeout);
                 return Err(ClientError::PoolTimeout {
                     client: inner.name.to_string(),
@@ -248,18 +246,27 @@ impl HttpClient {
             } else {
                 0
             };
+            let mut last = Some((parts, body));
             let mut attempt = 0;
             loop {
-                let mut request = Request::new(Full::new(body.clone()));
-                *request.method_mut() = parts.method.clone();
-                *request.uri_mut() = uri.clone();
-                *request.version_mut() = parts.version;
-                *request.headers_mut() = if attempt < retries {
-                    parts.headers.clone()
-                } else {
-                    std::mem::take(&mut parts.headers)
+                // The last attempt sends the request itself; one before it, a copy.
+                let (mut request, copy) = match last.take() {
+                    Some((parts, body)) if attempt < retries => {
+                        let mut copy = Request::new(Full::new(body.clone()));
+                        *copy.method_mut() = parts.method.clone();
+                        *copy.uri_mut() = parts.uri.clone();
+                        *copy.version_mut() = parts.version;
+                        *copy.headers_mut() = parts.headers.clone();
+                        (copy, Some((parts, body)))
+                    }
+                    Some((parts, body)) => (Request::from_parts(parts, Full::new(body)), None),
+                    None => unreachable!("each attempt but the last keeps the request"),
                 };
-                let connection = capture_connection(&mut request);
+                last = copy;
+                // Which connection the call gets is watched only while a connection has
+                // outlived timeToLive, to retire it.
+                let connection = (inner.stats.expired_open.load(Ordering::Relaxed) > 0)
+                    .then(|| capture_connection(&mut request));
                 let started = Instant::now();
                 let sent = {
                     let hyper = inner.hyper.read().unwrap_or_else(|e| e.into_inner());
@@ -280,11 +287,13 @@ impl HttpClient {
                         if status >= 500 {
                             span.record("otel.status_code", "error");
                         }
-                        if let Some(Born(born)) = response.extensions().get::<Born>()
-                            && born.elapsed() >= inner.time_to_live
+                        if let Some(Born(age)) = response.extensions().get::<Born>()
+                            && age.expired()
+                            && let Some(connection) = &connection
                             && let Some(connected) = connection.connection_metadata().as_ref()
+                            && age.settle(&inner.stats)
                         {
-                            // Older than timeToLive: not used again.
+                            // Older than timeToLive: this response is its last.
                             connected.poison();
                             inner.stats.retired.fetch_add(1, Ordering::Relaxed);
                         }
@@ -294,7 +303,7 @@ impl HttpClient {
                                 inner.timeout,
                                 lease,
                                 inner.name.clone(),
-                                queryless(&uri),
+                                uri,
                                 inner.metrics.clone(),
                             )
                         }));
@@ -321,7 +330,7 @@ impl HttpClient {
                         timed_out,
                     });
                 }
-                if attempt >= retries {
+                if last.is_none() {
                     inner.metrics.failed(Failure::Io);
                     return Err(ClientError::Io {
                         client: inner.name.to_string(),
@@ -333,9 +342,13 @@ impl HttpClient {
                 inner.metrics.retries.mark();
                 tracing::Span::current().record("http.request.resend_count", attempt);
             }
+        };
+        // No subscriber wants the span (or no export): nothing to enter on each poll.
+        if span.is_disabled() {
+            call.await
+        } else {
+            call.instrument(span).await
         }
-        .instrument(span)
-        .await
     }
 
     fn refused(&self, why: String) -> ClientError {

@@ -1,14 +1,14 @@
 //! Opening connections for hyper's pool: TCP within `connectionTimeout` and, for `https`, the
-//! TLS handshake within the same time; each connection is counted while it is open and marked
-//! with when it opened (`timeToLive`).
+//! TLS handshake within the same time; each connection is counted while it is open, and marked
+//! expired once it has lived `timeToLive`.
 
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
@@ -53,16 +53,43 @@ pub(crate) enum ConnectError {
     },
 }
 
-/// When a connection opened: in the response's extensions (hyper's pool copies a
-/// connection's extras there), read by the client to retire an old connection.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Born(pub(crate) Instant);
+/// A connection's age, shared by the connection, its timer and the responses it carries
+/// (hyper's pool copies a connection's extras into each response's extensions).
+#[derive(Debug, Default)]
+pub(crate) struct Age {
+    /// It has lived `timeToLive`.
+    expired: AtomicBool,
+    /// It was retired (not to be used again) or closed since it expired.
+    settled: AtomicBool,
+}
+
+impl Age {
+    /// Whether the connection has lived `timeToLive`.
+    pub(crate) fn expired(&self) -> bool {
+        self.expired.load(Ordering::Relaxed)
+    }
+
+    /// Settles an expired connection once: true the first time it is called after expiry
+    /// (`stats.expired_open` is then one less).
+    pub(crate) fn settle(&self, stats: &Stats) -> bool {
+        let first = self.expired() && !self.settled.swap(true, Ordering::Relaxed);
+        if first {
+            stats.expired_open.fetch_sub(1, Ordering::Relaxed);
+        }
+        first
+    }
+}
+
+/// The extra each connection carries into its responses.
+#[derive(Clone, Debug)]
+pub(crate) struct Born(pub(crate) Arc<Age>);
 
 /// hyper's connector: opens the connections the pool asks for.
 #[derive(Clone)]
 pub(crate) struct Connector {
     pub(crate) tls: TlsConnector,
     pub(crate) timeout: Duration,
+    pub(crate) time_to_live: Duration,
     pub(crate) stats: Arc<Stats>,
 }
 
@@ -134,9 +161,22 @@ impl Connector {
         };
         self.stats.opened.fetch_add(1, Ordering::Relaxed);
         self.stats.open.fetch_add(1, Ordering::Relaxed);
+        let age = Arc::new(Age::default());
+        // Marks the connection expired once it has lived timeToLive: calls then look for it
+        // (see the client), and a response it carries is its last.
+        let timer = {
+            let (age, stats, ttl) = (age.clone(), self.stats.clone(), self.time_to_live);
+            tokio::spawn(async move {
+                tokio::time::sleep(ttl).await;
+                stats.expired_open.fetch_add(1, Ordering::Relaxed);
+                age.expired.store(true, Ordering::Relaxed);
+            })
+            .abort_handle()
+        };
         Ok(Stream {
             io: TokioIo::new(io),
-            born: Instant::now(),
+            age,
+            timer,
             stats: self.stats,
         })
     }
@@ -209,19 +249,22 @@ impl AsyncWrite for Io {
 /// An open connection as hyper uses it; counted until hyper drops it.
 pub(crate) struct Stream {
     io: TokioIo<Io>,
-    born: Instant,
+    age: Arc<Age>,
+    timer: tokio::task::AbortHandle,
     stats: Arc<Stats>,
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
+        self.timer.abort();
+        self.age.settle(&self.stats);
         self.stats.open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl Connection for Stream {
     fn connected(&self) -> Connected {
-        Connected::new().extra(Born(self.born))
+        Connected::new().extra(Born(self.age.clone()))
     }
 }
 

@@ -12,11 +12,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::stats::Stats;
 
-/// The client's leases: one semaphore for every route, one per route.
+/// The client's leases: one semaphore for every route, one per route (`http` and `https`
+/// apart, by the URL's authority) when `maxConnectionsPerRoute` is below `maxConnections`.
 pub(crate) struct Leases {
     total: Arc<Semaphore>,
-    routes: RwLock<HashMap<String, Arc<Semaphore>>>,
-    per_route: usize,
+    routes: [RwLock<HashMap<String, Arc<Semaphore>>>; 2],
+    /// `None`: a route may use every connection, so only the total is counted.
+    per_route: Option<usize>,
     wait: Duration,
     stats: Arc<Stats>,
 }
@@ -24,7 +26,7 @@ pub(crate) struct Leases {
 /// A call's right to a connection; given back when dropped.
 pub(crate) struct Lease {
     _total: OwnedSemaphorePermit,
-    _route: OwnedSemaphorePermit,
+    _route: Option<OwnedSemaphorePermit>,
     stats: Arc<Stats>,
 }
 
@@ -47,48 +49,52 @@ impl Leases {
     pub(crate) fn new(total: u32, per_route: u32, wait: Duration, stats: Arc<Stats>) -> Leases {
         Leases {
             total: Arc::new(Semaphore::new(total as usize)),
-            routes: RwLock::default(),
-            per_route: per_route as usize,
+            routes: Default::default(),
+            per_route: (per_route < total).then_some(per_route as usize),
             wait,
             stats,
         }
     }
 
-    /// The semaphore of `route` (`scheme://host:port`).
-    fn route(&self, route: &str) -> Arc<Semaphore> {
-        if let Some(found) = self
-            .routes
+    /// The semaphore of the route to `authority` over `https` or not.
+    fn route(&self, https: bool, authority: &str, per_route: usize) -> Arc<Semaphore> {
+        let routes = &self.routes[usize::from(https)];
+        if let Some(found) = routes
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .get(route)
+            .get(authority)
         {
             return found.clone();
         }
-        self.routes
+        routes
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .entry(route.to_owned())
-            .or_insert_with(|| Arc::new(Semaphore::new(self.per_route)))
+            .entry(authority.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(per_route)))
             .clone()
     }
 
-    /// A lease for a call to `route`, at once when one is free, else within
-    /// `connectionRequestTimeout` (`None`: it ran out).
-    pub(crate) async fn lease(&self, route: &str) -> Option<Lease> {
-        let semaphore = self.route(route);
+    /// A lease for a call to `authority` over `https` or not, at once when one is free, else
+    /// within `connectionRequestTimeout` (`None`: it ran out).
+    pub(crate) async fn lease(&self, https: bool, authority: &str) -> Option<Lease> {
+        let semaphore = self
+            .per_route
+            .map(|per_route| self.route(https, authority, per_route));
         let free = (
             self.total.clone().try_acquire_owned(),
-            semaphore.clone().try_acquire_owned(),
+            semaphore.as_ref().map(|s| s.clone().try_acquire_owned()),
         );
         let (total, route) = match free {
-            (Ok(total), Ok(route)) => (total, route),
+            (Ok(total), None) => (total, None),
+            (Ok(total), Some(Ok(route))) => (total, Some(route)),
             (total, route) => {
                 self.stats.pending.fetch_add(1, Ordering::Relaxed);
                 let _pending = Pending(&self.stats);
                 let both = async {
-                    let route = match route {
-                        Ok(permit) => permit,
-                        Err(_) => semaphore.acquire_owned().await.ok()?,
+                    let route = match (route, &semaphore) {
+                        (Some(Ok(permit)), _) => Some(permit),
+                        (_, Some(semaphore)) => Some(semaphore.clone().acquire_owned().await.ok()?),
+                        (_, None) => None,
                     };
                     let total = match total {
                         Ok(permit) => permit,

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use ferrowizard::metrics::{Meter, MetricRegistry, RegistryError, Timer};
 use http::{Method, Uri};
@@ -76,6 +76,22 @@ pub(crate) fn queryless(uri: &Uri) -> String {
     }
 }
 
+/// The slot of a standard method's timer.
+fn standard(method: &Method) -> Option<usize> {
+    Some(match *method {
+        Method::GET => 0,
+        Method::POST => 1,
+        Method::PUT => 2,
+        Method::DELETE => 3,
+        Method::HEAD => 4,
+        Method::OPTIONS => 5,
+        Method::PATCH => 6,
+        Method::TRACE => 7,
+        Method::CONNECT => 8,
+        _ => return None,
+    })
+}
+
 /// A failure, as Apache's client names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Failure {
@@ -121,6 +137,8 @@ pub(crate) struct Metrics {
     strategy: MetricNameStrategy,
     registry: MetricRegistry,
     timers: RwLock<HashMap<String, Timer>>,
+    /// The timers of the standard methods, by [`standard`]'s slot: no lock, no hash.
+    standard: [OnceLock<Option<Timer>>; 9],
     by_method: RwLock<HashMap<Method, Timer>>,
     failures: HashMap<Failure, Meter>,
     pub(crate) retries: Meter,
@@ -190,6 +208,7 @@ impl Metrics {
             strategy,
             registry: registry.clone(),
             timers: RwLock::default(),
+            standard: Default::default(),
             by_method: RwLock::default(),
             failures,
             retries,
@@ -199,6 +218,14 @@ impl Metrics {
     /// The timer of a call with `method` to `uri`, registered the first time.
     pub(crate) fn timer(&self, method: &Method, uri: &Uri) -> Option<Timer> {
         if self.strategy == MetricNameStrategy::MethodOnly {
+            if let Some(slot) = standard(method) {
+                let timer = self.standard[slot].get_or_init(|| {
+                    self.registry
+                        .timer(&self.strategy.name(&self.name, method, uri))
+                        .ok()
+                });
+                return timer.clone();
+            }
             if let Some(timer) = self
                 .by_method
                 .read()

@@ -15,4 +15,7 @@ pub(crate) struct Stats {
     pub(crate) pending: AtomicI64,
     /// Connections not used again because they outlived `timeToLive`.
     pub(crate) retired: AtomicU64,
+    /// Open connections that have lived `timeToLive` and are not retired yet: while there
+    /// are some, each call watches which connection it gets, to retire it.
+    pub(crate) expired_open: AtomicI64,
 }

@@ -129,7 +129,7 @@ fn a_database_stopped_under_load_answers_503_fast_and_is_recovered_from() {
     let scenario =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("load/orders.yaml"))
             .unwrap()
-            .replace("http://127.0.0.1:8080", &service.app)
+            .replace("http://127.0.0.1:8090", &service.app)
             .replace("during: 20s", "during: 12s");
     let load_dir = dir.path().to_owned();
     let load = std::thread::spawn(move || {

@@ -125,7 +125,7 @@ fn volley(dir: &Path, base: &str, seconds: u32) -> (u64, u64) {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("load/orders.yaml"))
             .unwrap()
-            .replace("http://127.0.0.1:8080", base)
+            .replace("http://127.0.0.1:8090", base)
             .replace("during: 20s", &format!("during: {seconds}s"));
     let simulation = volley::scenario::load_str("orders.yaml", &text).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -1,25 +1,21 @@
 //! A query's span joins its request's trace: the orders binary exporting over OTLP
 //! (HTTP/protobuf) to a receiver in this test, a request sent with a sampled `traceparent`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "support/collector.rs"]
+mod collector;
+#[path = "support/process.rs"]
+mod process;
+
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ferrowizard::axum::{self, body::Bytes, routing::post};
-use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
-};
+use collector::hex;
 use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::Span;
-use prost::Message;
 
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 fn text(span: &Span, key: &str) -> Option<String> {
     span.attributes
@@ -36,25 +32,7 @@ fn text(span: &Span, key: &str) -> Option<String> {
 #[test]
 fn a_querys_span_is_a_child_of_its_requests_span() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let spans: Arc<Mutex<Vec<Span>>> = Arc::default();
-    let received = spans.clone();
-    let app = axum::Router::new().route(
-        "/v1/traces",
-        post(move |body: Bytes| async move {
-            let request = ExportTraceServiceRequest::decode(body).unwrap();
-            for rs in request.resource_spans {
-                for ss in rs.scope_spans {
-                    received.lock().unwrap().extend(ss.spans);
-                }
-            }
-            ExportTraceServiceResponse::default().encode_to_vec()
-        }),
-    );
-    runtime.spawn(async move { axum::serve(listener, app).await });
+    let (endpoint, spans) = collector::start(&runtime);
 
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.yaml");
@@ -65,7 +43,7 @@ fn a_querys_span_is_a_child_of_its_requests_span() {
              adminConnectors: [{{type: http, port: 0, bindHost: 127.0.0.1}}]\n  \
              traceContext: {{enabled: true}}\n  requestLog: {{appenders: []}}\n\
              logging: {{level: INFO, appenders: []}}\n\
-             opentelemetry: {{enabled: true, protocol: http/protobuf, endpoint: 'http://{addr}', \
+             opentelemetry: {{enabled: true, protocol: http/protobuf, endpoint: '{endpoint}', \
              sampling: 1.0, logs: false}}\n\
              database:\n  url: sqlite:{}\n  migrations: {}\n",
             dir.path().join("o.db").display(),
@@ -86,19 +64,8 @@ fn a_querys_span_is_a_child_of_its_requests_span() {
         "{}",
         String::from_utf8_lossy(&migrated.stderr)
     );
-    let mut child = Command::new(&orders)
-        .arg("server")
-        .arg(&config)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let app = loop {
-        let line = lines.next().expect("the service's address").unwrap();
-        if line.contains("application listening") {
-            break line.rsplit("://").next().unwrap().to_owned();
-        }
-    };
+    let service = process::Service::start(&orders, &config);
+    let app = service.1.trim_start_matches("http://").to_owned();
     let mut conn = std::net::TcpStream::connect(&app).unwrap();
     write!(
         conn,
@@ -108,12 +75,7 @@ fn a_querys_span_is_a_child_of_its_requests_span() {
     let mut answer = String::new();
     conn.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    assert!(child.wait().unwrap().success());
+    service.stop();
 
     let deadline = Instant::now() + Duration::from_secs(10);
     let (request, query) = loop {
