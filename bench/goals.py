@@ -178,7 +178,7 @@ def volley(rounds, wrk, h2load, rss_mb):
     return misses
 
 
-def pair(rows, base, other, goal):
+def pair_ratio(rows, base, other, goal):
     """The median of OTHER / BASE over the rounds of `rows` ((round, setting, req/s) triples),
     each setting's median, and the misses against `goal`."""
     by = {}
@@ -242,7 +242,7 @@ def main(argv):
         path, base, other, goal = args
         with open(path) as f:
             rows = [(p[0], p[1], float(p[2])) for p in (line.split() for line in f) if len(p) == 3]
-        medians, ratio, misses = pair(rows, base, other, float(goal))
+        medians, ratio, misses = pair_ratio(rows, base, other, float(goal))
         for name, median in medians.items():
             print(f"{name:8} median {median:10.0f} req/s")
         if ratio is not None:

@@ -119,13 +119,13 @@ class Pair(unittest.TestCase):
     def test_the_median_of_the_rounds_ratios_is_judged(self):
         rows = [("0", "open", 100.0), ("0", "guarded", 95.0), ("1", "guarded", 80.0), ("1", "open", 100.0),
                 ("2", "open", 100.0), ("2", "guarded", 91.0)]
-        medians, ratio, misses = goals.pair(rows, "open", "guarded", 0.9)
+        medians, ratio, misses = goals.pair_ratio(rows, "open", "guarded", 0.9)
         self.assertEqual((medians["open"], ratio, misses), (100.0, 0.91, []))
-        self.assertEqual(len(goals.pair(rows, "open", "guarded", 0.95)[2]), 1)
+        self.assertEqual(len(goals.pair_ratio(rows, "open", "guarded", 0.95)[2]), 1)
 
     def test_a_round_missing_a_setting_misses(self):
         rows = [("0", "open", 100.0), ("0", "guarded", 95.0), ("1", "open", 100.0)]
-        self.assertEqual(len(goals.pair(rows, "open", "guarded", 0.9)[2]), 1)
+        self.assertEqual(len(goals.pair_ratio(rows, "open", "guarded", 0.9)[2]), 1)
 
 
 class Volley(unittest.TestCase):

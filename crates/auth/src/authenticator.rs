@@ -98,6 +98,17 @@ pub trait Authenticator<C>: Send + Sync + 'static {
         &self,
         credentials: C,
     ) -> impl Future<Output = Result<Option<Self::Principal>, AuthError>> + Send;
+
+    /// The principal of the credentials sent as `token` (the `Authorization` value after the
+    /// scheme, not yet decoded: see [`Credentials`](crate::Credentials)) when it is known at
+    /// once, without waiting (a cache's hit): the schemes ask this first, and decode the
+    /// credentials for [`authenticate`](Self::authenticate) only on `None`. None unless told
+    /// otherwise; [`CachingAuthenticator`](crate::CachingAuthenticator) answers from its
+    /// cache.
+    fn known(&self, token: &str) -> Option<Self::Principal> {
+        let _ = token;
+        None
+    }
 }
 
 impl<C, P, F, Fut> Authenticator<C> for F

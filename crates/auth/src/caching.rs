@@ -1,7 +1,6 @@
-//! `CachingAuthenticator`: DropWizard's, on moka: the principals of good credentials kept for a
-//! while, so that a user store is not asked on every request.
+//! `CachingAuthenticator`: DropWizard's, on quick_cache: the principals of good credentials
+//! kept for a while, so that a user store is not asked on every request.
 
-use std::hash::Hash;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -10,6 +9,7 @@ use ferrowizard::config::{Duration, positive_duration};
 use ferrowizard::metrics::MetricRegistry;
 
 use crate::authenticator::{AuthError, Authenticator, Principal};
+use crate::credentials::Credentials;
 
 /// A cache of authentications, as an application's configuration holds it (DropWizard's
 /// `authenticationCachePolicy`, in two keys).
@@ -25,7 +25,8 @@ use crate::authenticator::{AuthError, Authenticator, Principal};
 /// ```
 #[derive(Clone, Debug, PartialEq, Config)]
 pub struct CachePolicy {
-    /// The most credentials kept; the least used go first.
+    /// The most credentials kept; the least used go first (quick_cache's S3-FIFO: a
+    /// principal asked for again is kept over one that was not).
     #[config(default = 10_000, range(min = 1))]
     pub maximum_size: u64,
     /// How long a principal is kept after its credentials were checked.
@@ -35,7 +36,10 @@ pub struct CachePolicy {
 
 /// An authenticator in front of another, keeping the principals of good credentials by
 /// [`CachePolicy`]; credentials refused are asked again each time (DropWizard caches no
-/// refusal). Counts `ferrowizard.auth.cache{authenticator=NAME,result=hit|miss}`.
+/// refusal). Counts `ferrowizard.auth.cache{authenticator=NAME,result=hit|miss}`. The
+/// principals are kept by the token the credentials are sent as ([`Credentials::sent`]), so
+/// that a hit is answered at once ([`Authenticator::known`]) from the request's header, with
+/// nothing decoded and no future to wait on.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -65,7 +69,10 @@ pub struct CachePolicy {
 /// ```
 pub struct CachingAuthenticator<A, C, P> {
     inner: A,
-    cache: moka::future::Cache<C, P>,
+    /// Each principal with the moment it expires.
+    cache: quick_cache::sync::Cache<String, (P, coarsetime::Instant)>,
+    ttl: coarsetime::Duration,
+    credentials: std::marker::PhantomData<fn(C)>,
     hits: Arc<AtomicU64>,
     misses: Arc<AtomicU64>,
 }
@@ -73,7 +80,7 @@ pub struct CachingAuthenticator<A, C, P> {
 impl<A, C, P> CachingAuthenticator<A, C, P>
 where
     A: Authenticator<C, Principal = P>,
-    C: Hash + Eq + Clone + Send + Sync + 'static,
+    C: Credentials,
     P: Principal,
 {
     /// `inner`, cached by `policy`; its counters are registered in `metrics` under `name`.
@@ -83,10 +90,9 @@ where
         name: &str,
         metrics: &MetricRegistry,
     ) -> Result<Self, ferrowizard::metrics::RegistryError> {
-        let cache = moka::future::Cache::builder()
-            .max_capacity(policy.maximum_size)
-            .time_to_live(policy.expire_after_write.get())
-            .build();
+        let capacity = usize::try_from(policy.maximum_size).unwrap_or(usize::MAX);
+        let cache = quick_cache::sync::Cache::new(capacity);
+        let ttl = coarsetime::Duration::from(policy.expire_after_write.get());
         let hits = Arc::new(AtomicU64::new(0));
         let misses = Arc::new(AtomicU64::new(0));
         metrics.describe(
@@ -104,6 +110,8 @@ where
         Ok(CachingAuthenticator {
             inner,
             cache,
+            ttl,
+            credentials: std::marker::PhantomData,
             hits,
             misses,
         })
@@ -112,31 +120,41 @@ where
     /// Forgets every principal kept (DropWizard's `invalidateAll`): after a password change,
     /// say.
     pub fn invalidate_all(&self) {
-        self.cache.invalidate_all();
+        self.cache.clear();
     }
 }
 
 impl<A, C, P> Authenticator<C> for CachingAuthenticator<A, C, P>
 where
     A: Authenticator<C, Principal = P>,
-    C: Hash + Eq + Clone + Send + Sync + 'static,
+    C: Credentials,
     P: Principal,
 {
     type Principal = P;
 
     async fn authenticate(&self, credentials: C) -> Result<Option<P>, AuthError> {
-        if let Some(principal) = self.cache.get(&credentials).await {
-            self.hits.fetch_add(1, Ordering::Relaxed);
+        let sent = credentials.sent();
+        if let Some(principal) = self.known(&sent) {
             return Ok(Some(principal));
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let found = self.inner.authenticate(credentials.clone()).await?;
+        let found = self.inner.authenticate(credentials).await?;
         if let Some(principal) = &found {
-            self.cache.insert(credentials, principal.clone()).await;
-            // The bound is applied now, not at moka's next housekeeping: a miss already
-            // waited on the authenticator.
-            self.cache.run_pending_tasks().await;
+            let expires = coarsetime::Instant::now() + self.ttl;
+            self.cache.insert(sent, (principal.clone(), expires));
         }
         Ok(found)
+    }
+
+    fn known(&self, token: &str) -> Option<P> {
+        let (principal, expires) = self.cache.get(token)?;
+        // The coarse clock (a few milliseconds' resolution) is enough for a time to live of
+        // seconds or minutes, at a fraction of a precise reading's cost.
+        if coarsetime::Instant::now() >= expires {
+            self.cache.remove(token);
+            return None;
+        }
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(principal)
     }
 }

@@ -5,6 +5,51 @@ use std::fmt;
 use base64::Engine as _;
 use subtle::ConstantTimeEq;
 
+/// Credentials a scheme reads from `Authorization`, and the token they were sent as: what
+/// [`CachingAuthenticator`](crate::CachingAuthenticator) keys its principals by, so that a
+/// request whose credentials are cached is answered without decoding them.
+///
+/// ```
+/// use ferrowizard_auth::{BasicCredentials, BearerToken, Credentials};
+///
+/// let basic = BasicCredentials { username: "ada".into(), password: "s3cret".into() };
+/// assert_eq!(basic.sent(), "YWRhOnMzY3JldA==");
+/// assert_eq!(BasicCredentials::token("Basic YWRhOnMzY3JldA=="), Some("YWRhOnMzY3JldA=="));
+/// assert_eq!(BearerToken::new("abc.def").sent(), "abc.def");
+/// assert_eq!(BearerToken::token("Basic YWRhOnMzY3JldA=="), None);
+/// ```
+pub trait Credentials: Clone + Send + Sync + 'static {
+    /// The token of an `Authorization` value of this scheme, not yet decoded (`None`: another
+    /// scheme's).
+    fn token(value: &str) -> Option<&str>;
+
+    /// The token these credentials are sent as: what [`token`](Self::token) reads from a
+    /// request that carries them.
+    fn sent(&self) -> String;
+}
+
+impl Credentials for BasicCredentials {
+    fn token(value: &str) -> Option<&str> {
+        Some(strip_scheme(value, "Basic")?.trim())
+    }
+
+    fn sent(&self) -> String {
+        base64::engine::general_purpose::STANDARD
+            .encode(format!("{}:{}", self.username, self.password))
+    }
+}
+
+impl Credentials for BearerToken {
+    fn token(value: &str) -> Option<&str> {
+        let token = strip_scheme(value, "Bearer")?.trim();
+        (!token.is_empty()).then_some(token)
+    }
+
+    fn sent(&self) -> String {
+        self.0.clone()
+    }
+}
+
 /// `Authorization: Basic base64(username:password)`, decoded. `Debug` never shows the password.
 ///
 /// ```
@@ -28,11 +73,23 @@ impl BasicCredentials {
     /// The credentials of an `Authorization` value, or `None` when it is not well-formed
     /// Basic: another scheme, bad base64, not UTF-8, no colon.
     pub fn parse(value: &str) -> Option<BasicCredentials> {
-        let encoded = strip_scheme(value, "Basic")?;
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(encoded.trim())
-            .ok()?;
-        let text = String::from_utf8(decoded).ok()?;
+        let encoded = <BasicCredentials as Credentials>::token(value)?;
+        // Decoded on the stack when it fits (a user name and password of ordinary length),
+        // so that the two strings are the only allocations.
+        let mut stack = [0u8; 192];
+        let heap;
+        let decoded =
+            match base64::engine::general_purpose::STANDARD.decode_slice(encoded, &mut stack) {
+                Ok(n) => &stack[..n],
+                Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
+                    heap = base64::engine::general_purpose::STANDARD
+                        .decode(encoded)
+                        .ok()?;
+                    &heap[..]
+                }
+                Err(_) => return None,
+            };
+        let text = std::str::from_utf8(decoded).ok()?;
         let (username, password) = text.split_once(':')?;
         Some(BasicCredentials {
             username: username.to_owned(),
@@ -73,8 +130,7 @@ impl BearerToken {
     /// The token of an `Authorization` value, or `None` when it is not a Bearer one with a
     /// token.
     pub fn parse(value: &str) -> Option<BearerToken> {
-        let token = strip_scheme(value, "Bearer")?.trim();
-        (!token.is_empty()).then(|| BearerToken(token.to_owned()))
+        <BearerToken as Credentials>::token(value).map(|token| BearerToken(token.to_owned()))
     }
 
     /// The token.
@@ -107,4 +163,28 @@ fn strip_scheme<'a>(value: &'a str, scheme: &str) -> Option<&'a str> {
 /// ```
 pub fn secrets_equal(given: &str, expected: &str) -> bool {
     bool::from(given.as_bytes().ct_eq(expected.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+
+    use super::BasicCredentials;
+
+    /// Catches: credentials longer than the stack buffer refused or cut short.
+    #[test]
+    fn long_credentials_decode_whole() {
+        let password = "p".repeat(300);
+        let encoded = base64::engine::general_purpose::STANDARD.encode(format!("ada:{password}"));
+        let c = BasicCredentials::parse(&format!("Basic {encoded}")).unwrap();
+        assert_eq!((c.username.as_str(), c.password.len()), ("ada", 300));
+        let fits = base64::engine::general_purpose::STANDARD.encode("ada:pw");
+        assert_eq!(
+            BasicCredentials::parse(&format!("Basic {fits}"))
+                .unwrap()
+                .password,
+            "pw"
+        );
+        assert!(BasicCredentials::parse("Basic %%%%").is_none());
+    }
 }

@@ -14,12 +14,20 @@ use ferrowizard::axum::response::{IntoResponse, Response};
 use tower::{Layer, Service};
 
 use crate::authenticator::{AuthError, Authenticator, Principal};
-use crate::credentials::{BasicCredentials, BearerToken};
+use crate::credentials::{BasicCredentials, BearerToken, Credentials};
 
 type Checking<P> = Pin<Box<dyn Future<Output = Result<Option<P>, AuthError>> + Send>>;
 
-/// A scheme's check of an `Authorization` value.
-type Check<P> = Arc<dyn Fn(&str) -> Option<Checking<P>> + Send + Sync>;
+/// A scheme's answer for an `Authorization` value of its own: the principal known at once (a
+/// cache's hit), or the authenticator's check to wait for.
+enum Checked<P> {
+    Known(P),
+    Checking(Checking<P>),
+}
+
+/// A scheme's check of an `Authorization` value (`None`: not this scheme's, or not
+/// well-formed).
+type Check<P> = Arc<dyn Fn(&str) -> Option<Checked<P>> + Send + Sync>;
 
 /// One scheme (cloned with the builder that holds it): its challenge, and its check of an `Authorization` value (`None`: the value is
 /// not this scheme's, or not well-formed).
@@ -128,11 +136,14 @@ impl<P: Principal> Authentication<P> {
         self.push(Scheme {
             challenge: challenge("Basic", realm),
             check: Arc::new(move |value| {
+                if let Some(principal) = authenticator.known(BasicCredentials::token(value)?) {
+                    return Some(Checked::Known(principal));
+                }
                 let credentials = BasicCredentials::parse(value)?;
                 let authenticator = authenticator.clone();
-                Some(Box::pin(async move {
+                Some(Checked::Checking(Box::pin(async move {
                     authenticator.authenticate(credentials).await
-                }))
+                })))
             }),
         })
     }
@@ -148,11 +159,14 @@ impl<P: Principal> Authentication<P> {
         self.push(Scheme {
             challenge: challenge("Bearer", realm),
             check: Arc::new(move |value| {
+                if let Some(principal) = authenticator.known(BearerToken::token(value)?) {
+                    return Some(Checked::Known(principal));
+                }
                 let token = BearerToken::parse(value)?;
                 let authenticator = authenticator.clone();
-                Some(Box::pin(
-                    async move { authenticator.authenticate(token).await },
-                ))
+                Some(Checked::Checking(Box::pin(async move {
+                    authenticator.authenticate(token).await
+                })))
             }),
         })
     }
@@ -235,10 +249,12 @@ where
             // A value that is not visible ASCII is no scheme's.
             let value = value.unwrap_or_default();
             for scheme in auth.schemes.iter() {
-                let Some(checking) = (scheme.check)(value) else {
-                    continue;
+                let checked = match (scheme.check)(value) {
+                    None => continue,
+                    Some(Checked::Known(principal)) => Ok(Some(principal)),
+                    Some(Checked::Checking(checking)) => checking.await,
                 };
-                match checking.await {
+                match checked {
                     Ok(Some(principal)) => {
                         let user = ferrowizard::server::RemoteUser::new(principal.name());
                         request.extensions_mut().insert(principal);

@@ -37,7 +37,7 @@ mod roles;
 
 pub use authenticator::{AuthError, Authenticator, Principal};
 pub use caching::{CachePolicy, CachingAuthenticator};
-pub use credentials::{BasicCredentials, BearerToken, secrets_equal};
+pub use credentials::{BasicCredentials, BearerToken, Credentials, secrets_equal};
 pub use extract::Auth;
 pub use jwt::{Claims, JwtAlgorithm, JwtAuthenticator, JwtError, JwtFactory, JwtKeyFactory};
 pub use layer::{Authenticated, Authentication};
