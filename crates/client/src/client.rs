@@ -53,7 +53,7 @@ struct Inner {
     name: Arc<str>,
     /// `None` once the service has stopped it.
     hyper: RwLock<Option<Client<Connector, Full<Bytes>>>>,
-    leases: Leases,
+    leases: Arc<Leases>,
     stats: Arc<Stats>,
     metrics: Arc<Metrics>,
     timeout: Duration,
@@ -141,12 +141,12 @@ impl HttpClientConfiguration {
             inner: Arc::new(Inner {
                 name: Arc::from(name),
                 hyper: RwLock::new(Some(hyper)),
-                leases: Leases::new(
+                leases: Arc::new(Leases::new(
                     self.max_connections,
                     self.max_connections_per_route,
                     self.connection_request_timeout.get(),
                     stats.clone(),
-                ),
+                )),
                 stats,
                 metrics: Arc::new(metrics),
                 timeout: self.timeout.get(),

@@ -354,3 +354,63 @@ fn two_clients_of_one_name_are_refused() {
     let err = support::section("").build("quotes", &mut env);
     assert!(err.is_err());
 }
+
+#[tokio::test]
+async fn several_named_clients_keep_their_own_pools_and_metrics() {
+    let quotes_service = start().await;
+    let payments_service = start().await;
+    let mut env = ferrowizard::Environment::named("orders");
+    let quotes = support::section("keepAlive: 10s\n")
+        .build("quotes", &mut env)
+        .unwrap();
+    let payments = support::section("keepAlive: 10s\nuserAgent: orders-payments\n")
+        .build("payments", &mut env)
+        .unwrap();
+    assert_eq!(ok(&quotes, &quotes_service.url("/")).await, "ok");
+    for _ in 0..2 {
+        assert_eq!(
+            ok(&payments, &payments_service.url("/user-agent")).await,
+            "orders-payments"
+        );
+    }
+    assert_eq!(metric(&env, &format!("{CLIENT}.get-requests"))["count"], 1);
+    let payments_requests = "org.apache.hc.client5.http.classic.HttpClient.payments.get-requests";
+    assert_eq!(metric(&env, payments_requests)["count"], 2);
+    let payments_pool = "org.apache.hc.client5.http.io.HttpClientConnectionManager.payments";
+    assert_eq!(
+        metric(&env, &format!("{payments_pool}.opened-connections"))["count"],
+        1
+    );
+    assert_eq!(
+        metric(&env, &format!("{POOL}.opened-connections"))["count"],
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_calls_at_once_never_exceed_max_connections_and_all_get_their_turn() {
+    let upstream = start().await;
+    let (quotes, env) = client(
+        "maxConnections: 2\nmaxConnectionsPerRoute: 2\nconnectionRequestTimeout: 10s\n\
+         timeout: 5s\nkeepAlive: 10s\n",
+    );
+    let calls: Vec<_> = (0..24)
+        .map(|_| {
+            let quotes = quotes.clone();
+            let url = upstream.url("/hold?ms=20");
+            tokio::spawn(async move { quotes.get(&url).await?.into_body().text().await })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.unwrap().unwrap(), "ok");
+    }
+    assert_eq!(upstream.seen.most_held.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        metric(&env, &format!("{POOL}.leased-connections"))["value"],
+        0.0
+    );
+    assert_eq!(
+        metric(&env, &format!("{POOL}.pending-connections"))["value"],
+        0.0
+    );
+}

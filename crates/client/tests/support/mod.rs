@@ -29,6 +29,9 @@ pub struct Seen {
     pub requests: AtomicUsize,
     pub headers: Mutex<Vec<HeaderMap>>,
     pub dropped_first: AtomicUsize,
+    /// Requests in `/hold` now, and the most at once.
+    pub holding: AtomicUsize,
+    pub most_held: AtomicUsize,
 }
 
 /// The service, serving until the test's runtime ends.
@@ -69,8 +72,15 @@ async fn answer(req: Request<Incoming>, seen: Arc<Seen>) -> Result<Answer, std::
     seen.requests.fetch_add(1, Ordering::SeqCst);
     seen.headers.lock().unwrap().push(req.headers().clone());
     match req.uri().path() {
-        "/slow-head" | "/hold" => {
+        "/slow-head" => {
             tokio::time::sleep(Duration::from_millis(millis(&req))).await;
+            Ok(full("ok"))
+        }
+        "/hold" => {
+            let now = seen.holding.fetch_add(1, Ordering::SeqCst) + 1;
+            seen.most_held.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(millis(&req))).await;
+            seen.holding.fetch_sub(1, Ordering::SeqCst);
             Ok(full("ok"))
         }
         "/stall-body" => Ok(Response::new(
