@@ -2,31 +2,21 @@
 //! `caFile` is trusted, one from elsewhere is not; a self-signed certificate given as `caFile`
 //! is trusted as itself; `verifyHostname` and `insecure` do what they say.
 
+#[path = "../../tls/tests/support/certificates.rs"]
+mod certificates;
+
 use std::sync::Arc;
 
 use bytes::Bytes;
 use ferrowizard_client::ClientError;
 use http_body_util::Full;
 use hyper_util::rt::TokioIo;
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 /// A CA, and a certificate it signs for `names`: (CA PEM, certificate, key).
 fn signed(names: &[&str]) -> (String, CertificateDer<'static>, PrivateKeyDer<'static>) {
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-    let cert = CertificateParams::new(names)
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    (
-        ca.pem(),
-        cert.der().clone(),
-        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
-    )
+    certificates::ca_signed(names)
 }
 
 /// A self-signed certificate for `names`, as `openssl req -x509` makes one: (PEM, certificate,

@@ -2,6 +2,9 @@
 //! order when the receiver's certificate checks out; a certificate from another CA, or for
 //! another name, gets nothing until the check is switched off.
 
+#[path = "../../tls/tests/support/certificates.rs"]
+mod support_certificates;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
@@ -11,25 +14,11 @@ use std::time::Duration;
 
 use ferrowizard_logging::LoggingFactory;
 use ferrowizard_logging::config::{AppenderFactory, TcpTarget, TlsAppenderFactory};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A CA, and a certificate it signs for `names`: (CA PEM, certificate DER, key DER).
 fn certificates(names: &[&str]) -> (String, CertificateDer<'static>, PrivateKeyDer<'static>) {
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-    let cert = CertificateParams::new(names)
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    (
-        ca.pem(),
-        cert.der().clone(),
-        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
-    )
+    support_certificates::ca_signed(names)
 }
 
 /// A TLS receiver on a free port: every line of every connection is sent on the channel.
@@ -214,4 +203,16 @@ fn supported_protocols_limit_the_tls_versions_offered() {
     let (lines, counts) = send(port, &ca, 5, only(TlsVersion::TlsV12), &rx);
     assert_eq!(lines.len(), 5, "TLS 1.2");
     assert_eq!(counts, (5, 0), "TLS 1.2");
+}
+
+/// Catches: a receiver's self-signed certificate made with openssl (a CA, which rustls's
+/// WebPKI check refuses as an end entity) refused when it is the caFile itself.
+#[test]
+fn lines_arrive_when_the_ca_file_is_the_receivers_own_openssl_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, cert, key) = support_certificates::openssl_self_signed(dir.path(), "DNS:localhost");
+    let (port, rx) = receiver(cert, key);
+    let (lines, counts) = send(port, &file, 5, |_| {}, &rx);
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(counts, (5, 0));
 }

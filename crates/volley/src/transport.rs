@@ -6,7 +6,6 @@
 //! `http.maxConnections` is a permit per open connection, held with its socket and given
 //! back once the socket is closed, so no more sockets are ever open.
 
-use ferrowizard_logging::sink::tls::AnyCertificate;
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
@@ -528,57 +527,35 @@ fn client_config(
     version: HttpVersion,
     base_dir: &Path,
 ) -> Result<Arc<rustls::ClientConfig>, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+    let builder = rustls::ClientConfig::builder_with_provider(ferrowizard_tls::provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?;
-    // `http.tls.insecure`: any certificate is accepted.
-    let mut config = if tls.insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCertificate::new(provider)))
-            .with_no_client_auth()
+    let ca_file = tls.ca_file.as_ref().map(|f| base_dir.join(f));
+    // `http.tls.insecure`: any certificate is accepted. A `caFile` may hold the server's own
+    // self-signed certificate, trusted as itself (as curl's --cacert does).
+    let trust = if tls.insecure {
+        ferrowizard_tls::Trust::Any
     } else {
-        let ca_file = tls.ca_file.as_ref().map(|f| base_dir.join(f));
-        builder
-            .with_root_certificates(roots(ca_file.as_deref())?)
-            .with_no_client_auth()
+        if tls.ca_file.is_none() && !ferrowizard_tls::system_has_roots() {
+            return Err(
+                "no system CA certificates found: give http.tls.caFile (a PEM file of the CAs \
+                 to trust), or http.tls.insecure: true for a test server"
+                    .to_owned(),
+            );
+        }
+        ferrowizard_tls::Trust::Checked {
+            ca_file: ca_file.as_deref(),
+            verify_hostname: true,
+        }
     };
+    let verifier = ferrowizard_tls::verifier(&trust).map_err(|e| format!("http.tls.caFile {e}"))?;
+    let mut config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
     config.alpn_protocols = match version {
         HttpVersion::Http1 => vec![b"http/1.1".to_vec()],
         HttpVersion::Http2 => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
     };
     Ok(Arc::new(config))
-}
-
-/// The CAs in `ca_file`, or the system's.
-fn roots(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, String> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    let mut store = rustls::RootCertStore::empty();
-    match ca_file {
-        Some(path) => {
-            let shown = path.display();
-            let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-                .and_then(|it| it.collect::<Result<_, _>>())
-                .map_err(|e| format!("http.tls.caFile {shown}: cannot read: {e}"))?;
-            let (added, _) = store.add_parsable_certificates(certs);
-            if added == 0 {
-                return Err(format!(
-                    "http.tls.caFile {shown}: holds no CA certificate (a PEM file of them)"
-                ));
-            }
-        }
-        None => {
-            store.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-            if store.is_empty() {
-                return Err(
-                    "no system CA certificates found: give http.tls.caFile (a PEM file \
-                            of the CAs to trust), or http.tls.insecure: true for a test server"
-                        .to_owned(),
-                );
-            }
-        }
-    }
-    Ok(store)
 }
