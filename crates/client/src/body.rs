@@ -33,7 +33,7 @@ pub struct Body {
     idle: Duration,
     sleep: Option<Pin<Box<Sleep>>>,
     lease: Option<Lease>,
-    failed: Option<Failed>,
+    failed: Failed,
 }
 
 /// What names a body's failure.
@@ -63,11 +63,11 @@ impl Body {
             idle,
             sleep: None,
             lease: Some(lease),
-            failed: Some(Failed {
+            failed: Failed {
                 client,
                 uri,
                 metrics,
-            }),
+            },
         }
     }
 
@@ -83,25 +83,24 @@ impl Body {
     }
 
     fn error(&mut self, timed_out: bool, why: String) -> ClientError {
-        self.lease = None;
-        let Some(failed) = self.failed.take() else {
-            return ClientError::Io {
-                client: String::new(),
-                url: String::new(),
-                why,
-            };
-        };
+        // The first failure gives the lease back and is counted; a later one only says so.
+        let first = self.lease.take().is_some();
+        let failed = &self.failed;
         let client = failed.client.to_string();
         let url = crate::metrics::queryless(&failed.uri);
         if timed_out {
-            failed.metrics.failed(Failure::ResponseTimeout);
+            if first {
+                failed.metrics.failed(Failure::ResponseTimeout);
+            }
             ClientError::Timeout {
                 client,
                 url,
                 waited: self.idle,
             }
         } else {
-            failed.metrics.failed(Failure::Io);
+            if first {
+                failed.metrics.failed(Failure::Io);
+            }
             ClientError::Io { client, url, why }
         }
     }
