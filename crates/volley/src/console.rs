@@ -161,7 +161,7 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
     );
     row(&mut out, "request count", &|s| s.count.to_string());
     for (label, figure) in crate::stats::TIME_ROWS {
-        row(&mut out, label, &|s| format!("{:.0}", figure(s)));
+        row(&mut out, label, &|s| format!("{:.2}", figure(s)));
     }
     row(&mut out, "mean throughput (rps)", &|s| {
         format!("{:.2}", rate(s.count, elapsed))
@@ -227,12 +227,7 @@ fn connections(out: &mut String, stats: &Stats) {
 /// from each send): the users waited for the server, so what they measured is not what users
 /// arriving on their own would see.
 pub fn omission_note(stats: &Stats, simulation: &crate::scenario::Simulation) -> Option<String> {
-    let closed = simulation.throttle.is_empty()
-        && simulation.scenarios.iter().any(|s| {
-            s.injection
-                .iter()
-                .any(|i| i.constant_concurrent_users.is_some() || i.ramp_concurrent_users.is_some())
-        });
+    let closed = simulation.corrects_omission();
     let (all, raw) = (&stats.global.all, &stats.global.service);
     if !closed || all.is_empty() || raw.is_empty() {
         return None;

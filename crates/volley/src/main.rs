@@ -208,7 +208,7 @@ fn report(
     let name = results.display().to_string();
     let bytes = std::fs::read(results).with_context(|| format!("cannot read {name}"))?;
     let parsed = volley::results::read(&bytes, &name)?;
-    let html = volley::report::render(&parsed, &name)?;
+    let html = volley::report::render(&parsed, &title(&parsed, &name))?;
     let target = match output {
         Some(o) => o.to_path_buf(),
         None => results.with_file_name("index.html"),
@@ -219,6 +219,15 @@ fn report(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A report's title: the run's scenarios by name, or `file` for results that name none.
+fn title(results: &volley::results::Results, file: &str) -> String {
+    if results.users.is_empty() {
+        return file.to_owned();
+    }
+    let names: Vec<&str> = results.users.keys().map(String::as_str).collect();
+    names.join(", ")
 }
 
 fn merge(inputs: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
@@ -292,7 +301,9 @@ fn run(
         builder.worker_threads(simulation.threads);
     }
     let runtime = builder.enable_all().build()?;
-    let started_at = jiff::Timestamp::now().to_string();
+    let started_at = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)?
+        .to_string();
     let name = path.file_stem().unwrap_or_default().to_string_lossy();
     let (stats_text, results, interrupted) = runtime.block_on(async {
         let run = engine::prepare_shard(
@@ -338,6 +349,15 @@ fn run(
                     tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
                 loop {
                     tick.tick().await;
+                    // Once every user has arrived, the run may end any moment: the block waits
+                    // a little, and a run that ends meanwhile aborts it, leaving the end's
+                    // block (at 100%) as the only one, not a second at 99% just before it.
+                    if run.users.iter().all(|u| {
+                        u.started.load(std::sync::atomic::Ordering::Relaxed)
+                            >= u.planned.load(std::sync::atomic::Ordering::Relaxed)
+                    }) {
+                        tokio::time::sleep((interval / 2).min(Duration::from_secs(1))).await;
+                    }
                     let block = volley::console::block(
                         &run,
                         &run.snapshot(),
@@ -383,7 +403,9 @@ fn run(
         }
         let mut results =
             volley::results::Results::new(&stats, started_at, elapsed, !finished, outcomes);
-        results.coordinated_omission = Some(simulation.coordinated_omission.name().to_owned());
+        results.coordinated_omission = simulation
+            .corrects_omission()
+            .then(|| simulation.coordinated_omission.name().to_owned());
         results.distribution_bounds = simulation.distribution_bounds;
         results.users = volley::results::UserCounts::of(&run);
         results.shard = (!shard.is_whole()).then_some(shard);
@@ -394,7 +416,7 @@ fn run(
     let file = out.join("results.json");
     std::fs::write(&file, serde_json::to_vec_pretty(&results)?)?;
     println!("Results: {}", file.display());
-    let html = volley::report::render(&results, &path.display().to_string())?;
+    let html = volley::report::render(&results, &title(&results, &name))?;
     let page = out.join("index.html");
     std::fs::write(&page, html)?;
     println!("Report: {}", page.display());

@@ -62,10 +62,24 @@ fn distribution(results: &Results, bins: usize) -> (Vec<f64>, Vec<u64>) {
     (buckets, counts)
 }
 
+/// When the run started, to the second, in UTC (a file's own text when it does not parse).
+fn started(started_at: &str) -> String {
+    match started_at.parse::<jiff::Timestamp>() {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        Err(_) => started_at.to_owned(),
+    }
+}
+
 fn charts(results: &Results) -> Charts {
     let mut charts = Charts::default();
-    let seconds = results.series_interval.max(1) as f64;
+    let interval = results.series_interval.max(1) as f64;
     for s in &results.seconds {
+        // The last entry covers only what is left of the run: its counts are divided by
+        // that, so a final partial second shows the rate it had, not a fall towards 0.
+        let seconds = (results.duration_seconds - s.second as f64).min(interval);
+        if seconds < 0.001 {
+            continue;
+        }
         charts.t.push(s.second);
         charts.active.push(s.active_users);
         charts.requests.push(s.requests as f64 / seconds);
@@ -102,7 +116,7 @@ fn ranges(charts: &Charts) -> Vec<(String, u64, f64, bool)> {
 pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
     let charts = charts(results);
     let g = &results.global;
-    let f = |v: f64| format!("{v:.0}");
+    let f = |v: f64| format!("{v:.2}");
     let mut rows: Vec<(String, String, String, String)> = vec![
         (
             "request count".into(),
@@ -150,6 +164,7 @@ pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
         .get_template("report.html")?
         .render(minijinja::context! {
             title => title,
+            started => started(&results.started_at),
             r => results,
             requests => &results.requests,
             global_rows => rows,
@@ -210,6 +225,38 @@ mod tests {
             html.contains("<td>TCP connect</td><td>1</td><td>0.25</td>")
                 && html.contains("<td>TLS handshake</td><td>1</td><td>1.50</td>"),
             "the connections' times are shown apart"
+        );
+    }
+
+    /// A run of 2.5 s at 10 responses a second: the last entry covers half a second with 5
+    /// responses, and the chart shows 10 a second there too. The start is shown to the
+    /// second, the Global times with decimals.
+    ///
+    /// Catches: the final partial second divided by a whole one (a fall to 5 a second that
+    /// looks like a collapse), a start time written to the nanosecond, and the Global table
+    /// rounded to whole milliseconds (0.25 ms shown as 0).
+    #[test]
+    fn the_last_partial_second_keeps_its_rate_and_times_keep_their_decimals() {
+        let mut stats = crate::stats::Stats::new(1);
+        for tenth in 0..25u64 {
+            stats.record("r", tenth / 10, 250, 250, None, 1);
+        }
+        stats.roll_to(3, 1);
+        let results = Results::new(
+            &stats,
+            "2026-12-04T02:16:17.123456789Z".into(),
+            std::time::Duration::from_millis(2_500),
+            false,
+            Vec::new(),
+        );
+        let charts = charts(&results);
+        assert_eq!(charts.t, [0, 1, 2]);
+        assert_eq!(charts.requests, [10.0, 10.0, 10.0]);
+        let html = render(&results, "t").unwrap();
+        assert!(html.contains("Started 2026-12-04 02:16:17 UTC,"), "{html}");
+        assert!(
+            html.contains("<tr><td>min response time (ms)</td><td>0.25</td>"),
+            "{html}"
         );
     }
 

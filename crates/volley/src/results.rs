@@ -84,8 +84,9 @@ pub struct Results {
     pub seconds: Vec<SeriesEntry>,
     /// The assertions' outcomes.
     pub assertions: Vec<crate::assertions::Outcome>,
-    /// The closed model's correction for coordinated omission: `average`, `minimum` or `off`.
-    /// Absent in older files (schema 1), which had none.
+    /// The closed model's correction for coordinated omission: `average` or `minimum`; null
+    /// when nothing was corrected (an open model, a throttle, or `off`). Absent in older files
+    /// (schema 1), which had none.
     #[serde(default)]
     pub coordinated_omission: Option<String>,
     /// The connections opened, and how long opening them took. Absent in older files.

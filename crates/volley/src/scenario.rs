@@ -47,6 +47,35 @@ pub struct Simulation {
     pub coordinated_omission: CoordinatedOmission,
 }
 
+impl Simulation {
+    /// Whether its times are corrected for coordinated omission: a closed model's users
+    /// (`constantConcurrentUsers`, `rampConcurrentUsers`) unthrottled, under any
+    /// `coordinatedOmission` but `off`. Open-model and throttled requests are timed from when
+    /// they were due and need none.
+    ///
+    /// ```
+    /// let yaml = |injection: &str| {
+    ///     format!(
+    ///         "baseUrl: http://127.0.0.1:1\nscenarios:\n  - name: s\n    \
+    ///          injection: [{injection}]\n    steps:\n      - request: {{name: r, path: /}}\n"
+    ///     )
+    /// };
+    /// let closed = yaml("{constantConcurrentUsers: 2, during: 1s}");
+    /// let open = yaml("{constantUsersPerSec: 2, during: 1s}");
+    /// assert!(volley::scenario::load_str("s.yaml", &closed).unwrap().corrects_omission());
+    /// assert!(!volley::scenario::load_str("s.yaml", &open).unwrap().corrects_omission());
+    /// ```
+    pub fn corrects_omission(&self) -> bool {
+        self.coordinated_omission != CoordinatedOmission::Off
+            && self.throttle.is_empty()
+            && self.scenarios.iter().any(|s| {
+                s.injection.iter().any(|i| {
+                    i.constant_concurrent_users.is_some() || i.ramp_concurrent_users.is_some()
+                })
+            })
+    }
+}
+
 /// `coordinatedOmission:`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -284,6 +284,36 @@ fn console_interval_sets_how_often_a_block_is_printed() {
     assert_eq!(blocks(&stdout), 1, "{stdout}");
 }
 
+/// A run that ends just after a tick prints one block, the end's at 100%, not one at 99% and
+/// then the end's. Its report is titled by the scenario (`s`, not the file), says nothing
+/// of a closed model's correction (it is an open one), and the console's Global table has
+/// decimals.
+///
+/// Catches: the tick's block printed as the run ends (two blocks), the file's name as the
+/// title, the correction's sentence on an open model, and whole milliseconds in Global.
+/// Margin: the tick is due at 2 s, the run ends near 2.3 s, the block would be printed at 3 s.
+#[test]
+fn a_run_ending_after_a_tick_prints_its_last_block_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, _) = serve();
+    let yaml = one_user(
+        "consoleInterval: 2s\n",
+        "      - pause: 2300ms\n      - request: {name: a, path: /ok}\n",
+    );
+    let (r, stdout) = run(dir.path(), addr, &yaml, 0);
+    assert_eq!(r["global"]["ok"]["count"], 1, "{}", r["errors"]);
+    assert_eq!(blocks(&stdout), 1, "{stdout}");
+    assert!(stdout.contains("100%"), "{stdout}");
+    let mean = stdout
+        .lines()
+        .find(|l| l.starts_with("> mean response time (ms)"))
+        .unwrap();
+    assert!(mean.split_whitespace().any(|w| w.contains('.')), "{mean}");
+    let html = std::fs::read_to_string(dir.path().join("out/index.html")).unwrap();
+    assert!(html.contains("<h1>s</h1>"), "title");
+    assert!(!html.contains("corrected for coordinated omission"));
+}
+
 /// The count on the distribution row `label` of the end-of-run summary, if there is one.
 fn distribution_row(stdout: &str, label: &str) -> Option<u64> {
     let prefix = format!("> {label} ");

@@ -90,7 +90,9 @@ pub fn run(runtime: &tokio::runtime::Runtime, simulation: &Simulation) -> Result
     let [low, high] = simulation.distribution_bounds;
     print!("{}", volley::console::summary(&stats, elapsed, (low, high)));
     let mut results = Results::new(&stats, started_at, elapsed, !finished, Vec::new());
-    results.coordinated_omission = Some(simulation.coordinated_omission.name().to_owned());
+    results.coordinated_omission = simulation
+        .corrects_omission()
+        .then(|| simulation.coordinated_omission.name().to_owned());
     results.distribution_bounds = simulation.distribution_bounds;
     Ok(results)
 }
