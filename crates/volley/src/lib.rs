@@ -9,12 +9,14 @@
 //! response into HDR histograms ([`stats`]); [`console`] prints Gatling's blocks, [`results`]
 //! writes `results.json` and [`report`] the self-contained `index.html`; [`export`] writes
 //! what CI reads beside them (the assertions as JUnit XML, the tables as CSV). A run may be
-//! one [`shard`] of N, on N generators whose results merge into the whole run's.
+//! one [`shard`] of N, on N generators whose results merge into the whole run's; two runs'
+//! results are set side by side, and judged against thresholds, by [`compare`].
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod assertions;
 pub mod checks;
+pub mod compare;
 pub mod console;
 pub mod engine;
 pub mod export;

@@ -59,6 +59,28 @@ enum Command {
         #[command(flatten)]
         exports: Exports,
     },
+    /// Compare two runs' results.json, Global and per request: throughput, KO share and the
+    /// OK responses' percentiles from the exact histograms. Exits 2 when a threshold fails:
+    /// a CI job's baseline gate.
+    Compare {
+        /// The base run's results.json (the main branch's, say).
+        base: PathBuf,
+        /// The new run's results.json.
+        new: PathBuf,
+        /// How much worse a figure may get, e.g. `p99=10%`, `*:ko=1` (each request, KO share
+        /// up by at most 1 point), `login:p95=5ms`, `rps=5%`. Repeat for more.
+        #[arg(long = "threshold", value_name = "[SCOPE:]METRIC=LIMIT")]
+        thresholds: Vec<String>,
+        /// A file of thresholds, one a line (`#` starts a comment).
+        #[arg(long, value_name = "FILE")]
+        threshold_file: Option<PathBuf>,
+        /// Also write the comparison as Markdown, for a pull request's comment.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+        /// Also write the thresholds as a JUnit XML file, a test case each.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+    },
     /// Print the JSON Schema of `results.json`.
     Schema,
     /// Load and validate a scenario file, then exit.
@@ -165,6 +187,29 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Compare {
+            base,
+            new,
+            thresholds,
+            threshold_file,
+            markdown,
+            junit,
+        } => {
+            let outputs = CompareOutputs { markdown, junit };
+            match compare(
+                &base,
+                &new,
+                &thresholds,
+                threshold_file.as_deref(),
+                &outputs,
+            ) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("volley: {e:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Command::Merge { inputs, output } => match merge(&inputs, &output) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -217,6 +262,71 @@ fn report(
     println!("Report: {}", target.display());
     if !exports.write(&parsed, &name) {
         return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The files `volley compare` writes beside what it prints.
+struct CompareOutputs {
+    markdown: Option<PathBuf>,
+    junit: Option<PathBuf>,
+}
+
+fn compare(
+    base: &std::path::Path,
+    new: &std::path::Path,
+    thresholds: &[String],
+    threshold_file: Option<&std::path::Path>,
+    outputs: &CompareOutputs,
+) -> anyhow::Result<ExitCode> {
+    use anyhow::Context as _;
+    use volley::compare::threshold::{Threshold, parse_file};
+    let mut gates = Vec::new();
+    if let Some(file) = threshold_file {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {name}"))?;
+        gates.extend(parse_file(&name, &text).map_err(anyhow::Error::msg)?);
+    }
+    for t in thresholds {
+        gates.push(
+            t.parse::<Threshold>()
+                .map_err(|e| anyhow::anyhow!("--threshold {e}"))?,
+        );
+    }
+    let read = |path: &std::path::Path| {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+        anyhow::Ok((volley::results::read(&bytes, &name)?, name))
+    };
+    let (base, base_name) = read(base)?;
+    let (new, new_name) = read(new)?;
+    let c = volley::compare::compare(&base, &base_name, &new, &new_name, &gates)?;
+    print!(
+        "{}",
+        volley::compare::table::text(&c, &base_name, &new_name)
+    );
+    if let Some(path) = &outputs.markdown {
+        std::fs::write(
+            path,
+            volley::compare::table::markdown(&c, &base_name, &new_name),
+        )
+        .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("Markdown: {}", path.display());
+    }
+    if let Some(path) = &outputs.junit {
+        let outcomes: Vec<_> = c.verdicts.iter().map(|v| v.outcome()).collect();
+        let suite = volley::export::junit::Suite {
+            name: "volley compare",
+            started_at: &new.started_at,
+            seconds: new.duration_seconds,
+        };
+        volley::export::junit::write_outcomes(&outcomes, &suite, path)?;
+        println!("JUnit: {}", path.display());
+    }
+    let failed = c.verdicts.iter().filter(|v| !v.passed).count();
+    if failed > 0 {
+        println!("{failed} of {} thresholds failed", c.verdicts.len());
+        return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -22,6 +22,32 @@ use crate::results::Results;
 /// Writes the JUnit file of `results` to `path`, creating its folder when missing; `suite`
 /// names the test suite (the scenario, say).
 pub fn write(results: &Results, suite: &str, path: &Path) -> Result<(), ExportError> {
+    let suite = Suite {
+        name: suite,
+        started_at: &results.started_at,
+        seconds: results.duration_seconds,
+    };
+    write_outcomes(&results.assertions, &suite, path)
+}
+
+/// A test suite's heading: its name, when what it judges started (RFC 3339), and how long
+/// that took.
+pub struct Suite<'a> {
+    /// The suite's name.
+    pub name: &'a str,
+    /// When the run started (RFC 3339).
+    pub started_at: &'a str,
+    /// How long it ran, seconds.
+    pub seconds: f64,
+}
+
+/// Writes `outcomes` as a JUnit file at `path`, a test case each, creating its folder when
+/// missing: [`write`] for a run's assertions, and `volley compare` for its thresholds.
+pub fn write_outcomes(
+    outcomes: &[Outcome],
+    suite: &Suite<'_>,
+    path: &Path,
+) -> Result<(), ExportError> {
     if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|source| ExportError::Folder {
             file: path.to_path_buf(),
@@ -30,7 +56,7 @@ pub fn write(results: &Results, suite: &str, path: &Path) -> Result<(), ExportEr
         })?;
     }
     let file = std::fs::File::create(path).map_err(ExportError::io(path))?;
-    write_to(results, suite, BufWriter::new(file))
+    suite_to(outcomes, suite, BufWriter::new(file))
         .and_then(|mut out| out.flush())
         .map_err(ExportError::io(path))
 }
@@ -63,12 +89,20 @@ pub fn write(results: &Results, suite: &str, path: &Path) -> Result<(), ExportEr
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn write_to<W: Write>(results: &Results, suite: &str, out: W) -> io::Result<W> {
-    let outcomes = &results.assertions;
+    let suite = Suite {
+        name: suite,
+        started_at: &results.started_at,
+        seconds: results.duration_seconds,
+    };
+    suite_to(&results.assertions, &suite, out)
+}
+
+fn suite_to<W: Write>(outcomes: &[Outcome], suite: &Suite<'_>, out: W) -> io::Result<W> {
     let tests = outcomes.len().to_string();
     let failures = outcomes.iter().filter(|o| !o.passed).count().to_string();
-    let time = format!("{:.3}", results.duration_seconds);
-    let timestamp = timestamp(&results.started_at);
-    let suite = xml_chars(suite);
+    let time = format!("{:.3}", suite.seconds);
+    let timestamp = timestamp(suite.started_at);
+    let suite = xml_chars(suite.name);
     let mut xml = Writer::new_with_indent(out, b' ', 2);
     xml.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     xml.create_element("testsuites")
