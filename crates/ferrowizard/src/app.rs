@@ -16,6 +16,7 @@ use crate::errors::RunError;
 use crate::health::{HealthCheck, HealthChecks};
 use crate::lifecycle::{Lifecycle, Managed};
 use crate::server::Routes;
+use crate::stream::Streams;
 use ferrowizard_metrics::MetricRegistry;
 
 /// What `Application::run` registers: DropWizard's `Environment`.
@@ -27,6 +28,7 @@ pub struct Environment {
     pub(crate) metrics: MetricRegistry,
     pub(crate) lifecycle: Lifecycle,
     pub(crate) name: String,
+    pub(crate) streams: Option<Streams>,
 }
 
 impl Environment {
@@ -125,6 +127,25 @@ impl Environment {
     pub fn task(&mut self, name: impl Into<String>, task: impl Task) -> &mut Self {
         self.tasks.add(name, task);
         self
+    }
+
+    /// The handle WebSocket and event-stream routes give their streams to, for their
+    /// request-log lines, their metrics and their end at shutdown (see [`crate::stream`]).
+    /// Made, and its metrics registered, on the first call; later calls give the same one.
+    ///
+    /// ```
+    /// let mut environment = ferrowizard::Environment::default();
+    /// let streams = environment.streams()?;
+    /// assert_eq!(streams.open(), 0);
+    /// # Ok::<(), ferrowizard::metrics::RegistryError>(())
+    /// ```
+    pub fn streams(&mut self) -> Result<Streams, ferrowizard_metrics::RegistryError> {
+        if let Some(streams) = &self.streams {
+            return Ok(streams.clone());
+        }
+        let streams = Streams::new(&self.metrics)?;
+        self.streams = Some(streams.clone());
+        Ok(streams)
     }
 
     /// The metric registry `/metrics` renders: the application's own metrics go here (or

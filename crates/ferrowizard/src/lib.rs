@@ -22,6 +22,7 @@ mod lifecycle;
 mod reporters;
 pub mod server;
 mod startup;
+pub mod stream;
 pub mod testing;
 pub mod trace;
 

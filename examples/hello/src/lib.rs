@@ -158,4 +158,6 @@ mod guide {
     mod authentication {}
     #[doc = include_str!("../../../docs/src/calling-services.md")]
     mod calling_services {}
+    #[doc = include_str!("../../../docs/src/streams.md")]
+    mod streams {}
 }

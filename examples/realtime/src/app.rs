@@ -31,7 +31,8 @@ pub struct QuotesConfig {
     pub long_poll: Duration,
 }
 
-/// The service: the quote feed's routes, its health check and its pause/resume task.
+/// The service: the quote feed's routes (its streams among them), its health check and its
+/// pause/resume task.
 pub struct Realtime;
 
 impl Application for Realtime {
@@ -60,8 +61,10 @@ impl Application for Realtime {
         let feed = Feed::with_long_poll(&symbols, interval, config.quotes.long_poll.get());
         tokio::spawn(feed.clone().run());
         let task = feed.clone();
+        let streams = environment.streams()?;
         environment
             .routes(crate::router(&feed))
+            .routes(crate::stream::router(&feed, streams))
             .health_check("quotes", feed.clone())
             .task("feed", move |params: TaskParams| {
                 let feed = task.clone();

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod bare;
+pub mod stream;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

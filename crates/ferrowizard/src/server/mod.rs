@@ -131,6 +131,8 @@ pub struct Server {
     request_log: Option<Arc<RequestLog>>,
     grace: Duration,
     overloads: Vec<Arc<Overload>>,
+    /// The application's WebSockets and event streams, ended at shutdown.
+    streams: Option<crate::stream::Streams>,
 }
 
 struct Plan {
@@ -463,7 +465,15 @@ impl Server {
             request_log,
             grace: grace.get(),
             overloads,
+            streams: None,
         })
+    }
+
+    /// Ends `streams` (WebSockets, event streams) at shutdown, and waits for them within the
+    /// grace period as for connections.
+    pub(crate) fn with_streams(mut self, streams: Option<crate::stream::Streams>) -> Server {
+        self.streams = streams;
+        self
     }
 
     /// The bound connectors.
@@ -481,16 +491,24 @@ impl Server {
     /// the grace period ran out.
     pub async fn shutdown(self) -> usize {
         let _ = self.shutdown.send(true);
+        if let Some(streams) = &self.streams {
+            streams.close();
+        }
         if let Some((thread, stop)) = self.admin_runtime {
             let _ = stop.send(true);
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
         let deadline = Instant::now() + self.grace;
+        // An upgraded connection (a WebSocket) is no longer hyper's: its stream counts.
         let open = || {
             self.connections
                 .iter()
                 .map(Connections::open)
                 .sum::<usize>()
+                + self
+                    .streams
+                    .as_ref()
+                    .map_or(0, crate::stream::Streams::open)
         };
         while open() > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;

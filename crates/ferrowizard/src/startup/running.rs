@@ -50,6 +50,7 @@ impl Running {
             metrics,
             lifecycle,
             name: _,
+            streams,
         } = environment;
         // `health:`: its checks are registered ones; its response is an application route.
         let health = match config.health().filter(|h| h.enabled) {
@@ -91,7 +92,7 @@ impl Running {
         )
         .await
         {
-            Ok(s) => s,
+            Ok(s) => s.with_streams(streams),
             Err(e) => {
                 managed.stop().await;
                 return Err(e.into());

@@ -300,6 +300,12 @@ impl AccessJson {
                 AccessField::LocalPort => {}
             }
         }
+        if let Some((received, sent)) = e.messages() {
+            key(out, "messagesIn");
+            out.push_str(itoa::Buffer::new().format(received));
+            key(out, "messagesOut");
+            out.push_str(itoa::Buffer::new().format(sent));
+        }
         for (headers, taken) in [
             (&self.request_headers, e.request_headers()),
             (&self.response_headers, e.response_headers()),

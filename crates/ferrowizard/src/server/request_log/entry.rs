@@ -23,6 +23,8 @@ pub(crate) struct Entry {
     pub(super) user: Option<RemoteUser>,
     /// Only for access-json lines that ask for more.
     pub(super) extra: Option<Box<Extra>>,
+    /// A WebSocket's or event stream's messages, counted as they go.
+    pub(super) stream: Option<std::sync::Arc<crate::stream::Tally>>,
 }
 
 /// What only access-json lines need from a request (kept only when a layout asks).
@@ -131,6 +133,11 @@ impl Entry {
 
     pub(crate) fn request_id(&self) -> Option<&str> {
         self.extra.as_ref().and_then(|x| x.request_id.as_deref())
+    }
+
+    /// A stream's messages received and sent, for a WebSocket or an event stream.
+    pub(crate) fn messages(&self) -> Option<(u64, u64)> {
+        self.stream.as_ref().map(|t| t.messages())
     }
 
     pub(crate) fn trace_ids(&self) -> Option<crate::server::pipeline::observe::TraceIds> {

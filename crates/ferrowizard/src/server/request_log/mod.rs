@@ -180,6 +180,7 @@ impl RequestLog {
             referer: referer.cloned(),
             user_agent: user_agent.cloned(),
             user: None,
+            stream: None,
             extra: (!self.wanted.is_empty()).then(|| {
                 Box::new(Extra {
                     scheme: scheme(req.extensions()),
@@ -205,6 +206,18 @@ impl RequestLog {
         entry.user = response.extensions().get::<RemoteUser>().cloned();
         if let Some(extra) = &mut entry.extra {
             extra.response_headers = Wanted::take(&self.wanted.response, response.headers());
+        }
+        if let Some(stream) = response.extensions().get::<crate::stream::Tallied>() {
+            entry.stream = Some(stream.tally.clone());
+            if stream.upgraded && status == 101 {
+                // A WebSocket: its line is written when it ends, with how long it lasted.
+                let log = self.clone();
+                stream.tally.clone().when_ended(Box::new(move |tally| {
+                    let took = entry.started.elapsed();
+                    log.write(&entry, status, tally.bytes_out(), took);
+                }));
+                return;
+            }
         }
         if let Some(length) = response.body().size_hint().exact() {
             self.write(&entry, status, length, took);
@@ -365,6 +378,14 @@ fn combined(out: &mut Text, e: &Entry, status: u16, bytes: u64, elapsed: u128, z
     }
     out.push(' ');
     out.push_str(itoa::Buffer::new().format(elapsed));
+    // A stream's messages after the line's usual fields, where a parser of the combined
+    // format takes no notice of them.
+    if let Some((received, sent)) = e.messages() {
+        out.push_str(" in=");
+        out.push_str(itoa::Buffer::new().format(received));
+        out.push_str(" out=");
+        out.push_str(itoa::Buffer::new().format(sent));
+    }
 }
 
 /// A streamed response's line, written when its body ends.
@@ -478,6 +499,7 @@ mod tests {
                 user_agent: None,
                 user: None,
                 extra: None,
+                stream: None,
             };
             // The target as the whole URI gives it: the entry keeps only its path and query.
             let from_uri = uri
