@@ -79,8 +79,8 @@ pub fn check(
 }
 
 /// `json: {pointer, equals}`: Gatling's `jsonPath(...).find.exists`, or `.find.is(...)`
-/// with `equals`, on an RFC 6901 pointer.
-fn check_json(
+/// with `equals`, on an RFC 6901 pointer; `Some(message)` when it fails.
+pub fn check_json(
     c: &JsonCheck,
     json: Option<&serde_json::Value>,
     session: &Session,

@@ -102,6 +102,8 @@ pub struct Connection {
     /// The parsed path of each request step without `${...}`, by the step's address (the
     /// steps outlive the user).
     paths: Vec<(usize, http::uri::PathAndQuery)>,
+    /// The user's WebSocket and event stream, between its `ws:` and `sse:` steps.
+    streams: crate::stream::Open,
 }
 
 /// The intervals between a slot's sends of one request.
@@ -279,6 +281,33 @@ impl Run {
         let ok = error.is_none();
         self.record_expecting(&r.name, due, sent, error, expected);
         ok
+    }
+
+    /// What a `ws:` or `sse:` step needs of the target.
+    fn stream_target(&self) -> crate::stream::Target<'_> {
+        crate::stream::Target {
+            transport: &self.transport,
+            headers: &self.default_headers,
+            base_path: &self.base_path,
+            timeout: self.timeout,
+        }
+    }
+
+    /// Records what a `ws:` or `sse:` step named `name` did: its connection's opening, and
+    /// its time from when it began (a failure always; a success when the step is timed).
+    fn record_stream(&self, name: &str, acted: crate::stream::Acted, session: &mut Session) {
+        if let Some(opened) = acted.opened {
+            let stripe = STRIPE.with(|s| *s) % self.stripes.len();
+            if let Ok(mut stats) = self.stripes[stripe].lock() {
+                stats.record_connection(opened.connect, opened.handshake);
+            }
+        }
+        if acted.error.is_some() {
+            session.fail();
+        }
+        if acted.timed || acted.error.is_some() {
+            self.record(name, acted.started, acted.started, acted.error);
+        }
     }
 
     /// Says once, on the console, that connections fail for want of file descriptors.
@@ -593,6 +622,28 @@ async fn run_steps(
                 // of 10,000 users, most of the time) then holds a pointer, not the request's
                 // state, whose size is what every user would otherwise reserve.
                 Box::pin(run.send(conn, session, r, when)).await;
+            } else if let Some(ws) = &step.ws {
+                due.take();
+                let target = run.stream_target();
+                let acted = Box::pin(crate::stream::ws::act(
+                    &target,
+                    &mut conn.streams.ws,
+                    session,
+                    ws,
+                ))
+                .await;
+                run.record_stream(&ws.name, acted, session);
+            } else if let Some(sse) = &step.sse {
+                due.take();
+                let target = run.stream_target();
+                let acted = Box::pin(crate::stream::sse::act(
+                    &target,
+                    &mut conn.streams.sse,
+                    session,
+                    sse,
+                ))
+                .await;
+                run.record_stream(&sse.name, acted, session);
             } else if let Some(p) = step.pause {
                 tokio::time::sleep(p.length(fastrand::f64)).await;
             } else if let Some(rep) = &step.repeat {
@@ -691,6 +742,8 @@ async fn user(
     let mut first_due = Some(due);
     let mut session = Session::default();
     run_steps(&run, conn, &mut session, &scenario.steps, &mut first_due).await;
+    // Its sockets end with the user (a closed-model slot's next user starts without them).
+    conn.streams = crate::stream::Open::default();
     users.done.fetch_add(1, Relaxed);
 }
 

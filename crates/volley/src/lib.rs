@@ -5,7 +5,8 @@
 //! A run: [`scenario`] loads the YAML (with ferrowizard-config: every mistake with its line),
 //! [`schedule`] says when each user comes, [`engine`] starts them and sends their requests,
 //! over connections [`transport`] opens (HTTP/1.1 or HTTP/2, plain or TLS), judged by
-//! [`checks`], with [`session`] variables and [`feeder`] records, and records every
+//! [`checks`], with [`session`] variables and [`feeder`] records (a user's WebSocket and event
+//! stream: [`stream`]), and records every
 //! response into HDR histograms ([`stats`]); [`console`] prints Gatling's blocks, [`results`]
 //! writes `results.json` and [`report`] the self-contained `index.html`; [`export`] writes
 //! what CI reads beside them (the assertions as JUnit XML, the tables as CSV). A run may be
@@ -29,5 +30,6 @@ pub mod schedule;
 pub mod session;
 pub mod shard;
 pub mod stats;
+pub mod stream;
 pub mod template;
 pub mod transport;

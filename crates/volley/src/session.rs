@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::scenario::{Request, SaveFrom};
+use crate::scenario::{Request, Save, SaveFrom};
 
 /// One user's state, from its first step to its last.
 ///
@@ -113,7 +113,14 @@ pub struct Response<'a> {
 /// Keeps the value `r.save` finds in `response`; its absence is the request's KO, in
 /// Gatling's words.
 pub fn save(r: &Request, response: &Response<'_>, session: &mut Session) -> Result<(), String> {
-    let Some(s) = &r.save else { return Ok(()) };
+    match &r.save {
+        Some(s) => save_from(s, response, session),
+        None => Ok(()),
+    }
+}
+
+/// Keeps the value `s` finds in `response` (a request's, or a message's with no headers).
+pub fn save_from(s: &Save, response: &Response<'_>, session: &mut Session) -> Result<(), String> {
     let value = match s.from() {
         SaveFrom::JsonPointer(pointer) => {
             let json = response

@@ -127,6 +127,8 @@ pub struct Transport {
     /// TLS, for an `https://` target: the client's settings and the name its certificate
     /// must hold (sent by SNI).
     tls: Option<(tokio_rustls::TlsConnector, ServerName<'static>)>,
+    /// TLS offering HTTP/1.1 alone, for WebSockets and event streams.
+    stream_tls: Option<tokio_rustls::TlsConnector>,
     version: HttpVersion,
     keep_alive: bool,
     connect_timeout: Duration,
@@ -167,13 +169,17 @@ impl Transport {
             .host()
             .trim_start_matches('[')
             .trim_end_matches(']');
-        let tls = if https {
+        let (tls, stream_tls) = if https {
             let config = client_config(&settings.tls, settings.version, base_dir)?;
+            let one = client_config(&settings.tls, HttpVersion::Http1, base_dir)?;
             let name = ServerName::try_from(host.to_owned())
                 .map_err(|e| format!("baseUrl host {host:?} is no TLS server name: {e}"))?;
-            Some((tokio_rustls::TlsConnector::from(config), name))
+            (
+                Some((tokio_rustls::TlsConnector::from(config), name)),
+                Some(tokio_rustls::TlsConnector::from(one)),
+            )
         } else {
-            None
+            (None, None)
         };
         Ok(Transport {
             address: if host.contains(':') {
@@ -188,6 +194,7 @@ impl Transport {
             },
             authority,
             tls,
+            stream_tls,
             version: settings.version,
             keep_alive: settings.keep_alive,
             connect_timeout: settings.connect_timeout.get(),
@@ -339,18 +346,22 @@ impl Transport {
         None
     }
 
-    async fn open_new(&self) -> Result<Checkout, Failure> {
-        let permit = self
-            .permits
+    /// One of `maxConnections`, once one is free.
+    async fn permit(&self) -> Result<OwnedSemaphorePermit, Failure> {
+        self.permits
             .clone()
             .acquire_owned()
             .await
-            .map_err(|_| Failure::new("Connection pool closed"))?;
+            .map_err(|_| Failure::new("Connection pool closed"))
+    }
+
+    async fn open_new(&self) -> Result<Checkout, Failure> {
+        let permit = self.permit().await?;
         self.open(permit).await
     }
 
-    /// Opens a connection that holds `permit` until its socket is closed.
-    async fn open(&self, permit: OwnedSemaphorePermit) -> Result<Checkout, Failure> {
+    /// A TCP connection to the target, and how long it took to open.
+    async fn tcp(&self) -> Result<(TcpStream, Duration), Failure> {
         let start = Instant::now();
         let tcp =
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(&self.address))
@@ -365,9 +376,67 @@ impl Transport {
                 }
                 Err(_) => return Err(timeout("Connection", self.connect_timeout)),
             };
-        let connected = Instant::now();
         let _ = tcp.set_nodelay(true);
-        let connect = connected.saturating_duration_since(start);
+        Ok((tcp, start.elapsed()))
+    }
+
+    /// `tcp` with TLS, by `connector`, within `connectTimeout`.
+    async fn handshake(
+        &self,
+        connector: &tokio_rustls::TlsConnector,
+        name: &ServerName<'static>,
+        tcp: TcpStream,
+    ) -> Result<tokio_rustls::client::TlsStream<TcpStream>, Failure> {
+        match tokio::time::timeout(self.connect_timeout, connector.connect(name.clone(), tcp)).await
+        {
+            Ok(Ok(s)) => Ok(s),
+            Ok(Err(e)) => Err(Failure::new(format!("TLS handshake failed: {e}"))),
+            Err(_) => Err(timeout("TLS handshake", self.connect_timeout)),
+        }
+    }
+
+    /// A byte stream to the target for a WebSocket or an event stream: TCP, or TLS offering
+    /// HTTP/1.1 alone (an upgrade needs it), counted against `maxConnections` until it is
+    /// closed. Its opening is recorded as a connection's.
+    pub async fn stream(&self) -> Result<(Stream, Opened), Failure> {
+        let permit = self.permit().await?;
+        let (tcp, connect) = self.tcp().await?;
+        let Some((_, name)) = &self.tls else {
+            let opened = Opened {
+                connect,
+                handshake: None,
+            };
+            return Ok((
+                Box::new(Permitted {
+                    io: tcp,
+                    _permit: permit,
+                }),
+                opened,
+            ));
+        };
+        let started = Instant::now();
+        let connector = self
+            .stream_tls
+            .as_ref()
+            .ok_or_else(|| Failure::new("no TLS"))?;
+        let tls = self.handshake(connector, name, tcp).await?;
+        let opened = Opened {
+            connect,
+            handshake: Some(started.elapsed()),
+        };
+        Ok((
+            Box::new(Permitted {
+                io: tls,
+                _permit: permit,
+            }),
+            opened,
+        ))
+    }
+
+    /// Opens a connection that holds `permit` until its socket is closed.
+    async fn open(&self, permit: OwnedSemaphorePermit) -> Result<Checkout, Failure> {
+        let (tcp, connect) = self.tcp().await?;
+        let connected = Instant::now();
         let Some((connector, name)) = &self.tls else {
             let sender = match self.version {
                 HttpVersion::Http1 => self.http1(TokioIo::new(tcp), permit).await?,
@@ -382,14 +451,7 @@ impl Transport {
             });
         };
         // The handshake gets a `connectTimeout` of its own.
-        let tls =
-            match tokio::time::timeout(self.connect_timeout, connector.connect(name.clone(), tcp))
-                .await
-            {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => return Err(Failure::new(format!("TLS handshake failed: {e}"))),
-                Err(_) => return Err(timeout("TLS handshake", self.connect_timeout)),
-            };
+        let tls = self.handshake(connector, name, tcp).await?;
         let handshake = connected.elapsed();
         let two = tls.get_ref().1.alpn_protocol() == Some(b"h2");
         let sender = if two {
@@ -454,6 +516,14 @@ impl Transport {
         Ok(Sender::Two(sender))
     }
 }
+
+/// A byte stream to the target ([`Transport::stream`]).
+pub type Stream = Box<dyn Io>;
+
+/// What a [`Stream`] is: read, written, and moved between tasks.
+pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
 
 /// A connection's socket with its `maxConnections` permit: the permit is given back when the
 /// socket is dropped (closed), whoever drops it.

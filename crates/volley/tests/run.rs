@@ -236,7 +236,7 @@ fn a_bad_scenario_is_reported_with_lines_and_exit_1() {
     assert!(err.contains("constantUsersPerSec"), "did you mean: {err}");
     assert!(err.contains("path; must start with /"), "{err}");
     assert!(
-        err.contains("give exactly one of request, pause, repeat"),
+        err.contains("give exactly one of request, ws, sse, pause, repeat"),
         "{err}"
     );
     assert!(err.contains("scenario.yaml:9:16: Invalid value at: scenarios[0].steps[1].pause; min 500ms is longer than max 100ms"), "{err}");

@@ -101,6 +101,45 @@ fn https_with_a_ca_file_speaks_http1_and_times_each_handshake() {
     assert_eq!(protocols(&request_log(dir.path(), 10)), ["HTTP/1.1"]);
 }
 
+/// A WebSocket (`wss://`) and an event stream over HTTPS, with `version: 2` asked for: each
+/// opens a connection of its own offering HTTP/1.1 alone by ALPN (an upgrade needs it),
+/// trusted by `caFile`; the round trip and the events awaited are OK, and every connection's
+/// handshake is timed.
+///
+/// Catches: a socket opened over the HTTP/2 connector's ALPN (the upgrade fails), TLS
+/// skipped for `wss`, the streams' connections left out of the connection counts.
+#[test]
+fn websocket_and_event_stream_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = https(dir.path());
+    let yaml = format!(
+        "baseUrl: https://localhost:{}\nhttp: {{version: 2, tls: {{caFile: cert.pem}}}}\nmaxDuration: 30s\n\
+         scenarios:\n  - name: s\n    injection: [{{atOnceUsers: 3}}]\n    steps:\n      \
+         - ws: {{name: connect, connect: /realtime/stream}}\n      \
+         - ws: {{name: quote, send: ACME, await: {{check: {{json: {{pointer: /symbol, equals: ACME}}}}}}}}\n      \
+         - ws: {{name: close, close: true}}\n      \
+         - sse: {{name: events, connect: /realtime/quotes/ACME/events, await: {{messages: 2}}}}\n",
+        service.app.port()
+    );
+    let simulation = volley::scenario::load_str("test.yaml", &yaml).unwrap();
+    let stats = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let run = volley::engine::prepare(&simulation, dir.path()).unwrap();
+        assert!(volley::engine::execute(run.clone(), &simulation).await);
+        run.snapshot()
+    });
+    assert_eq!(errors(&stats), []);
+    for name in ["connect", "quote", "close", "events"] {
+        assert_eq!(stats.by_name[name].oks, 3, "{name}");
+    }
+    assert_eq!(
+        stats.connect.len(),
+        6,
+        "a connection per socket and per stream"
+    );
+    assert_eq!(stats.tls_handshake.len(), 6);
+    assert_eq!(protocols(&request_log(dir.path(), 6)), ["HTTP/1.1"]);
+}
+
 /// Without `caFile`, the test certificate is nobody the system trusts: every request is KO,
 /// saying why. `insecure: true` accepts it.
 #[test]

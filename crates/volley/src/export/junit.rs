@@ -42,7 +42,7 @@ pub struct Suite<'a> {
 }
 
 /// Writes `outcomes` as a JUnit file at `path`, a test case each, creating its folder when
-/// missing: [`write`] for a run's assertions, and `volley compare` for its thresholds.
+/// missing: [`write()`] for a run's assertions, and `volley compare` for its thresholds.
 pub fn write_outcomes(
     outcomes: &[Outcome],
     suite: &Suite<'_>,
