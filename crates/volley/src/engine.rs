@@ -693,8 +693,9 @@ async fn run_steps(
                         return false;
                     }
                     // A pass that never waits (a request KO before it is sent) must not hold
-                    // its thread for the whole duration.
-                    tokio::task::yield_now().await;
+                    // its thread for the whole duration: it yields once its task's budget is
+                    // spent, which a pass that waits renews.
+                    tokio::task::consume_budget().await;
                 }
             } else if step.exit_here_if_failed == Some(true) && session.failed() {
                 return false;

@@ -202,9 +202,10 @@ pub struct HttpSettings {
     pub max_connections: usize,
     /// Headers sent with every request.
     pub headers: BTreeMap<String, String>,
-    /// Each HTTP/1.1 connection's fixed read buffer. Every user holds a connection, so
-    /// this is what 10,000 users cost in memory; a response whose head (status line and
-    /// headers) does not fit in it is KO. Bodies of any length are read through it.
+    /// Each HTTP/1.1 connection's fixed read buffer, and each WebSocket's. Every user holds
+    /// a connection, so this is what 10,000 users cost in memory; a response whose head
+    /// (status line and headers) does not fit in it is KO. Bodies and messages of any length
+    /// are read through it.
     #[config(default = Size::kibibytes(2), custom(read_buffer_fits))]
     pub read_buffer: Size,
     /// `1.1`, or `2` for HTTP/2: negotiated by ALPN with an `https://` target (which may

@@ -106,7 +106,11 @@ async fn connect(
     })();
     let request = built.map_err(|e| (e, None))?;
     let (io, opened) = target.stream().await?;
-    match tokio_tungstenite::client_async(request, io).await {
+    // tungstenite zeroes its whole read buffer before each read: at its default of 128 KiB
+    // that costs more than the message; `http.readBuffer` also keeps 10,000 sockets small.
+    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(target.transport.read_buffer());
+    match tokio_tungstenite::client_async_with_config(request, io, Some(config)).await {
         Ok((socket, _)) => Ok((Socket(socket), opened)),
         Err(tungstenite::Error::Http(response)) => Err((
             format!(
