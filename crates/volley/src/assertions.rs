@@ -15,6 +15,9 @@ pub enum Scope {
     ForAll,
     /// One request name.
     Details(String),
+    /// One group, by its path (`checkout`, `checkout / payment`): its executions, and their
+    /// cumulated response times (Gatling's default for a group).
+    Group(String),
 }
 
 /// What is measured.
@@ -72,7 +75,7 @@ pub enum Condition {
 /// One assertion, e.g. `{scope: global, stat: responseTime, metric: {percentile: 99}, condition: {lt: 500}}`.
 #[derive(Clone, Debug, PartialEq, Config)]
 pub struct Assertion {
-    /// `global`, `forAll`, or `{details: name}`.
+    /// `global`, `forAll`, `{details: name}`, or `{group: path}`.
     #[config(default = Scope::Global)]
     pub scope: Scope,
     /// What is measured.
@@ -224,6 +227,14 @@ pub fn check(
                         .map(|t| vec![(name.as_str(), t)])
                         .unwrap_or_default(),
                 ),
+                Scope::Group(path) => (
+                    format!("Group {path}"),
+                    stats
+                        .groups
+                        .get(path)
+                        .map(|g| vec![(path.as_str(), &g.cumulated)])
+                        .unwrap_or_default(),
+                ),
             };
             let description = format!(
                 "{label}: {} of {} {}",
@@ -232,8 +243,12 @@ pub fn check(
                 condition_text(a.condition)
             );
             if tallies.is_empty() {
+                let missing = match a.scope {
+                    Scope::Group(_) => "no such group",
+                    _ => "no such request",
+                };
                 return Outcome {
-                    description: format!("{description} (no such request)"),
+                    description: format!("{description} ({missing})"),
                     passed: false,
                     actual: f64::NAN,
                 };

@@ -50,6 +50,12 @@ pub fn block(run: &Run, stats: &Stats, elapsed: Duration, simulation: &Simulatio
     for (name, t) in &stats.by_name {
         request_row(&mut out, name, t);
     }
+    if !stats.groups.is_empty() {
+        heading(&mut out, "Groups", "|---Total---|-----OK----|----KO----");
+        for (path, g) in &stats.groups {
+            request_row(&mut out, path, &g.cumulated);
+        }
+    }
     if !stats.errors.is_empty() {
         heading(&mut out, "Errors", "");
         errors(&mut out, stats);
@@ -185,12 +191,45 @@ pub fn summary(stats: &Stats, elapsed: Duration, bounds: (u64, u64)) -> String {
         );
     }
     connections(&mut out, stats);
+    groups(&mut out, stats);
     if !stats.errors.is_empty() {
         heading(&mut out, "Errors", "");
         errors(&mut out, stats);
     }
     rule(&mut out, '=');
     out
+}
+
+/// Each group's executions, their cumulated response times (the sum of their requests') and
+/// their durations (pauses included).
+fn groups(out: &mut String, stats: &Stats) {
+    if stats.groups.is_empty() {
+        return;
+    }
+    heading(out, "Groups", "");
+    for (path, g) in &stats.groups {
+        let t = &g.cumulated;
+        let _ = writeln!(
+            out,
+            "> {:<80}{:>10}",
+            format!("{path}: count (OK / KO)"),
+            format!("{} ({} / {})", t.requests, t.oks, t.kos)
+        );
+        for (label, s) in [
+            (
+                "cumulated response time",
+                Summary::counted(&t.all, t.requests),
+            ),
+            ("duration", Summary::of(g.duration())),
+        ] {
+            let _ = writeln!(
+                out,
+                "> {:<80}{:>10}",
+                format!("  {label} (ms): mean / p50 / p99 / max"),
+                format!("{:.2} / {:.2} / {:.2} / {:.2}", s.mean, s.p50, s.p99, s.max)
+            );
+        }
+    }
 }
 
 /// The connections opened, and their connect and TLS handshake times (not in the response

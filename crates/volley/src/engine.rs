@@ -148,8 +148,18 @@ impl Run {
             .sum()
     }
 
-    fn record(&self, name: &str, due: Instant, sent: Instant, error: Option<String>) {
-        self.record_expecting(name, due, sent, error, Duration::ZERO);
+    /// Records a response to `name`, due at `due` and sent at `sent`; returns its time, µs.
+    fn record(&self, name: &str, due: Instant, sent: Instant, error: Option<String>) -> u64 {
+        self.record_expecting(name, due, sent, error, Duration::ZERO)
+    }
+
+    /// Records an execution of a group the user left `started` after it entered it.
+    fn record_group(&self, done: &crate::session::GroupDone, started: Instant) {
+        let duration = started.elapsed().as_micros() as u64;
+        let stripe = STRIPE.with(|s| *s) % self.stripes.len();
+        if let Ok(mut stats) = self.stripes[stripe].lock() {
+            stats.record_group(&done.path, done.cumulated, duration, !done.failed);
+        }
     }
 
     /// [`record`](Self::record) for a closed-model request whose user was expected to send
@@ -161,7 +171,7 @@ impl Run {
         sent: Instant,
         error: Option<String>,
         interval: Duration,
-    ) {
+    ) -> u64 {
         let now = Instant::now();
         let micros = now.saturating_duration_since(due).as_micros() as u64;
         let service = now.saturating_duration_since(sent).as_micros() as u64;
@@ -185,6 +195,7 @@ impl Run {
                 interval.as_micros() as u64,
             );
         }
+        micros
     }
 
     /// Everything recorded so far, merged.
@@ -279,7 +290,9 @@ impl Run {
             session.fail();
         }
         let ok = error.is_none();
-        self.record_expecting(&r.name, due, sent, error, expected);
+        let name = session.named(&r.name);
+        let micros = self.record_expecting(&name, due, sent, error, expected);
+        session.responded(micros, ok);
         ok
     }
 
@@ -306,7 +319,14 @@ impl Run {
             session.fail();
         }
         if acted.timed || acted.error.is_some() {
-            self.record(name, acted.started, acted.started, acted.error);
+            let ok = acted.error.is_none();
+            let micros = self.record(
+                &session.named(name),
+                acted.started,
+                acted.started,
+                acted.error,
+            );
+            session.responded(micros, ok);
         }
     }
 
@@ -696,6 +716,17 @@ async fn run_steps(
                     // its thread for the whole duration: it yields once its task's budget is
                     // spent, which a pass that waits renews.
                     tokio::task::consume_budget().await;
+                }
+            } else if let Some(g) = &step.group {
+                session.enter(&g.name);
+                let started = Instant::now();
+                let going_on = repeated(run, conn, session, &g.steps, due).await;
+                // Recorded however it ended: a user that exits in a group has run it.
+                if let Some(done) = session.leave() {
+                    run.record_group(&done, started);
+                }
+                if !going_on {
+                    return false;
                 }
             } else if step.exit_here_if_failed == Some(true) && session.failed() {
                 return false;

@@ -167,6 +167,7 @@ pub fn render(results: &Results, title: &str) -> Result<String, ReportError> {
             started => started(&results.started_at),
             r => results,
             requests => &results.requests,
+            groups => &results.groups,
             global_rows => rows,
             errors => errors,
             ranges => ranges,

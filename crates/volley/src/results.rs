@@ -104,6 +104,12 @@ pub struct Results {
     /// for merged results. Absent in older files.
     #[serde(default)]
     pub shard: Option<crate::shard::Shard>,
+    /// Per group (Gatling's `group`), by its path (`checkout`, `checkout / payment` for one
+    /// nested in it): counts are the group's executions, OK unless a request in one was KO;
+    /// `total`, `ok` and `ko` are the executions' cumulated response times (the sum of their
+    /// requests'), `serviceTime` their durations, pauses included. Absent in older files.
+    #[serde(default)]
+    pub groups: BTreeMap<String, RequestResults>,
 }
 
 /// One scenario's users: open-model arrivals and closed-model users alike.
@@ -223,6 +229,11 @@ impl Results {
             distribution_bounds: DEFAULT_BOUNDS,
             users: BTreeMap::new(),
             shard: None,
+            groups: stats
+                .groups
+                .iter()
+                .map(|(k, g)| (k.clone(), request(&g.cumulated, elapsed)))
+                .collect(),
         }
     }
 
@@ -381,6 +392,14 @@ pub fn merge_as(inputs: &[(String, Results)], together: Together) -> Result<Resu
                 file,
                 name,
                 req,
+            )?;
+        }
+        for (path, g) in &r.groups {
+            add(
+                &mut stats.groups.entry(path.clone()).or_default().cumulated,
+                file,
+                path,
+                g,
             )?;
         }
         for (e, n) in &r.errors {

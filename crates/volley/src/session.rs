@@ -20,6 +20,27 @@ pub struct Session {
     /// Created by the first `Set-Cookie` the user receives: most scenarios never pay for one.
     jar: Option<Box<cookie_store::CookieStore>>,
     failed: bool,
+    /// The groups the user is in, outermost first.
+    groups: Vec<OpenGroup>,
+}
+
+/// A group a user is in: its path, and what its requests have added up to so far.
+#[derive(Debug)]
+struct OpenGroup {
+    path: String,
+    cumulated: u64,
+    failed: bool,
+}
+
+/// A group a user has left: what [`Session::leave`] gives the engine to record.
+#[derive(Debug, PartialEq, Eq)]
+pub struct GroupDone {
+    /// Its path, `checkout / payment` for one nested in another.
+    pub path: String,
+    /// Its requests' response times added up, µs.
+    pub cumulated: u64,
+    /// Whether one of its requests was KO.
+    pub failed: bool,
 }
 
 impl crate::template::Variables for Session {
@@ -52,6 +73,58 @@ impl Session {
     /// Marks the user as failed.
     pub fn fail(&mut self) {
         self.failed = true;
+    }
+
+    /// Enters the group `name`, inside the one the user is in, if any.
+    ///
+    /// ```
+    /// let mut session = volley::session::Session::default();
+    /// session.enter("checkout");
+    /// session.enter("payment");
+    /// assert_eq!(session.named("pay"), "checkout / payment / pay");
+    /// session.responded(1_500, false);
+    /// let inner = session.leave().unwrap();
+    /// assert_eq!((inner.path.as_str(), inner.cumulated, inner.failed), ("checkout / payment", 1_500, true));
+    /// let outer = session.leave().unwrap();
+    /// assert_eq!((outer.cumulated, outer.failed), (1_500, true));
+    /// assert_eq!(session.named("home"), "home");
+    /// ```
+    pub fn enter(&mut self, name: &str) {
+        let path = match self.groups.last() {
+            Some(outer) => format!("{} / {name}", outer.path),
+            None => name.to_owned(),
+        };
+        self.groups.push(OpenGroup {
+            path,
+            cumulated: 0,
+            failed: false,
+        });
+    }
+
+    /// Leaves the innermost group, and says what it added up to.
+    pub fn leave(&mut self) -> Option<GroupDone> {
+        let g = self.groups.pop()?;
+        Some(GroupDone {
+            path: g.path,
+            cumulated: g.cumulated,
+            failed: g.failed,
+        })
+    }
+
+    /// The name a request `name` is recorded under: under the group the user is in.
+    pub fn named<'a>(&self, name: &'a str) -> Cow<'a, str> {
+        match self.groups.last() {
+            Some(g) => Cow::Owned(format!("{} / {name}", g.path)),
+            None => Cow::Borrowed(name),
+        }
+    }
+
+    /// Adds a response of `micros` (OK or not) to every group the user is in.
+    pub fn responded(&mut self, micros: u64, ok: bool) {
+        for g in &mut self.groups {
+            g.cumulated += micros;
+            g.failed |= !ok;
+        }
     }
 
     /// Whether the user holds cookies (only then does a request need its full URL).

@@ -93,6 +93,23 @@ impl Tally {
     }
 }
 
+/// One group's executions (Gatling's `group`): `cumulated` holds each execution's
+/// cumulated response time (the sum of its requests' times, µs), OK unless one of them was
+/// KO; `duration` how long each took from its first step to its last, pauses included (its
+/// `service` histogram).
+#[derive(Clone, Debug, Default)]
+pub struct GroupTally {
+    /// Cumulated response times, and the executions counted OK and KO.
+    pub cumulated: Tally,
+}
+
+impl GroupTally {
+    /// The executions' durations, µs.
+    pub fn duration(&self) -> &Histogram<u64> {
+        &self.cumulated.service
+    }
+}
+
 /// The most entries a run's series has: one a second up to an hour, then each entry covers
 /// several seconds ([`series_interval`]), so that memory and `results.json` stay bounded
 /// however long the run.
@@ -307,6 +324,8 @@ pub struct Stats {
     pub connect: Histogram<u64>,
     /// TLS handshake times of the connections opened to an `https://` target, µs.
     pub tls_handshake: Histogram<u64>,
+    /// Per group, by its path (`checkout`, `checkout / payment` for one nested in it).
+    pub groups: BTreeMap<String, GroupTally>,
     interval: u64,
     current: Option<Open>,
 }
@@ -328,6 +347,7 @@ impl Stats {
             series: Vec::new(),
             connect: histogram(),
             tls_handshake: histogram(),
+            groups: BTreeMap::new(),
             interval: interval.max(1),
             current: None,
         }
@@ -395,6 +415,16 @@ impl Stats {
         }
     }
 
+    /// Records an execution of the group at `path`: the sum of its requests' response times
+    /// and its duration (µs), KO when one of its requests was.
+    pub fn record_group(&mut self, path: &str, cumulated: u64, duration: u64, ok: bool) {
+        let g = match self.groups.get_mut(path) {
+            Some(g) => g,
+            None => self.groups.entry(path.to_owned()).or_default(),
+        };
+        g.cumulated.record(cumulated, duration, ok, 0);
+    }
+
     /// Records a connection opened: its TCP connect time, and its TLS handshake's.
     pub fn record_connection(&mut self, connect: Duration, handshake: Option<Duration>) {
         let micros = |d: Duration| (d.as_micros() as u64).clamp(1, 3_600_000_000);
@@ -435,7 +465,7 @@ impl Stats {
 }
 
 impl Tally {
-    fn add(&mut self, other: &Tally) {
+    pub(crate) fn add(&mut self, other: &Tally) {
         let _ = self.all.add(&other.all);
         let _ = self.ok.add(&other.ok);
         let _ = self.ko.add(&other.ko);
@@ -456,6 +486,13 @@ impl Stats {
         let _ = self.tls_handshake.add(&other.tls_handshake);
         for (name, t) in &other.by_name {
             self.by_name.entry(name.clone()).or_default().add(t);
+        }
+        for (path, g) in &other.groups {
+            self.groups
+                .entry(path.clone())
+                .or_default()
+                .cumulated
+                .add(&g.cumulated);
         }
         for (e, n) in other.errors.iter() {
             self.errors.add(e, *n);

@@ -45,6 +45,7 @@ fn user_keyed(path: &str) -> bool {
         "if.else",
         "randomSwitch[].steps",
         "during.steps",
+        "group.steps",
     ]
     .iter()
     .any(|k| path.ends_with(k))

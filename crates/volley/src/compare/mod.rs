@@ -3,7 +3,8 @@
 //! [thresholds](threshold) that make a regression a failure: the baseline gate of a CI job.
 //!
 //! Times are the OK responses' (as the assertions' `responseTime`), so that fast failures do
-//! not flatter a run; the KO share and the throughput are compared on their own.
+//! not flatter a run; the KO share and the throughput are compared on their own. A group is a
+//! row `group: NAME`, its times the cumulated response times of its OK executions.
 
 pub mod table;
 pub mod threshold;
@@ -196,6 +197,24 @@ pub fn compare(
             r.requests
                 .get(name)
                 .map(|q| Figures::of(q, file, name))
+                .transpose()
+        };
+        rows.push(Row {
+            name: name.clone(),
+            base: side(base, base_file)?,
+            new: side(new, new_file)?,
+        });
+    }
+    // Groups after the requests, as `group: NAME` (a scope a threshold names the same way).
+    let mut groups: Vec<&String> = base.groups.keys().chain(new.groups.keys()).collect();
+    groups.sort();
+    groups.dedup();
+    for path in groups {
+        let name = format!("group: {path}");
+        let side = |r: &Results, file: &str| {
+            r.groups
+                .get(path)
+                .map(|g| Figures::of(g, file, &name))
                 .transpose()
         };
         rows.push(Row {

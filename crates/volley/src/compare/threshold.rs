@@ -1,7 +1,8 @@
 //! Thresholds: how much worse a figure may get from the base run to the new one.
 //!
 //! Written `[SCOPE:]METRIC=LIMIT`, on the command line or a line each in a file:
-//! - `SCOPE`: `Global` (the default), `*` for each request on its own, or a request's name;
+//! - `SCOPE`: `Global` (the default), `*` for each request and group on its own, a request's
+//!   name, or `group: NAME` for a group;
 //! - `METRIC`: `p50`, `p75`, `p95`, `p99`, `p99.9` (any percentile `pN`), `mean` or `max` of
 //!   the OK responses' times, `ko` (the KO share) or `rps` (responses a second);
 //! - `LIMIT`: `10%` of the base's figure, or an amount in the metric's unit: `5ms` for a

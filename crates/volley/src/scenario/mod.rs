@@ -436,7 +436,7 @@ impl Injection {
 validated_by!(Injection, shape);
 
 /// One step of a user: exactly one of `request`, `ws`, `sse`, `pause`, `repeat`, `feed`,
-/// `if`, `randomSwitch`, `during`, `exitHereIfFailed`.
+/// `if`, `randomSwitch`, `during`, `group`, `exitHereIfFailed`.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Step {
@@ -461,6 +461,8 @@ pub struct Step {
     pub random_switch: Option<Vec<Branch>>,
     /// Run `steps` over and over for `duration`.
     pub during: Option<Box<During>>,
+    /// Run `steps` as a group: timed as a whole, its requests named under it.
+    pub group: Option<Box<Group>>,
     /// `true`: the user stops here if one of its requests so far was KO.
     pub exit_here_if_failed: Option<bool>,
 }
@@ -482,6 +484,9 @@ impl Step {
         }
         if let Some(d) = &self.during {
             lists.push(&d.steps);
+        }
+        if let Some(g) = &self.group {
+            lists.push(&g.steps);
         }
         lists
     }
@@ -506,6 +511,7 @@ impl garde::Validate for Step {
             self.when.is_some(),
             self.random_switch.is_some(),
             self.during.is_some(),
+            self.group.is_some(),
             self.exit_here_if_failed.is_some(),
         ]
         .iter()
@@ -516,7 +522,7 @@ impl garde::Validate for Step {
                 parent(),
                 garde::Error::new(
                     "give exactly one of request, ws, sse, pause, repeat, feed, if, randomSwitch, \
-                     during, exitHereIfFailed",
+                     during, group, exitHereIfFailed",
                 ),
             );
         }
@@ -537,6 +543,9 @@ impl garde::Validate for Step {
         }
         if let Some(d) = &self.during {
             d.validate_into(ctx, &mut || parent().join("during"), report);
+        }
+        if let Some(g) = &self.group {
+            g.validate_into(ctx, &mut || parent().join("group"), report);
         }
         if let Some(branches) = &self.random_switch {
             let path = &mut || parent().join("randomSwitch");
@@ -614,6 +623,30 @@ pub struct During {
     /// What each pass does.
     #[config(length(min = 1))]
     pub steps: Vec<Step>,
+}
+
+/// `group:`: Gatling's `group`. Each execution is counted, OK unless one of its requests was
+/// KO, with its cumulated response time (the sum of its requests', nested groups' included)
+/// and its duration (first step to last, pauses included). Its requests are named under it,
+/// `checkout / pay`; a group in it is `checkout / payment`.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Group {
+    /// The group's name (`/` separates nested groups' names, so it holds none).
+    #[config(length(min = 1), custom(valid_group_name))]
+    pub name: String,
+    /// Its steps.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
+}
+
+fn valid_group_name(name: &str, _: &()) -> garde::Result {
+    if name.contains(" / ") {
+        Err(garde::Error::new(
+            "\" / \" separates nested groups' names: nest a group instead",
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 /// A pause: fixed, or drawn from a distribution for each user each time.
