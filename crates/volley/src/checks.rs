@@ -3,13 +3,17 @@
 
 use bytes::Bytes;
 
-use crate::scenario::{JsonCheck, Request};
+use crate::scenario::{JsonCheck, JsonPathCheck, Request};
 use crate::session::{Session, value_text};
 use crate::template::interpolate;
 
 /// Whether the checks of `r` need the body parsed as JSON.
 pub fn needs_json(r: &Request) -> bool {
-    r.json.is_some() || r.save.as_ref().is_some_and(|s| s.json_pointer.is_some())
+    r.json.is_some()
+        || r.json_path.is_some()
+        || r.save
+            .as_ref()
+            .is_some_and(|s| s.json_pointer.is_some() || s.json_path.is_some())
 }
 
 /// The checks of a request, in order; `Some(message)` for the first that fails. `json` is
@@ -72,10 +76,59 @@ pub fn check(
             ));
         }
     }
-    if let Some(c) = &r.json {
-        return check_json(c, json, session);
+    if let Some(c) = &r.json
+        && let Some(why) = check_json(c, json, session)
+    {
+        return Some(why);
+    }
+    if let Some(c) = &r.json_path {
+        return check_json_path(c, json, session);
     }
     None
+}
+
+/// `jsonPath: {path, equals, count}`: Gatling's `jsonPath(...).find.exists`, `.find.is(...)`
+/// or `.count.is(n)`; `Some(message)` when it fails.
+pub fn check_json_path(
+    c: &JsonPathCheck,
+    json: Option<&serde_json::Value>,
+    session: &Session,
+) -> Option<String> {
+    let path = c.path.as_str();
+    let Some(json) = json else {
+        return Some(format!(
+            "jsonPath({path}) preparation crashed: the body is not JSON"
+        ));
+    };
+    let found = c.path.find(json);
+    if let Some(n) = c.count {
+        let count = found.len() as u64;
+        if count != n {
+            return Some(format!(
+                "jsonPath({path}).count.is({n}), but actually found {count}"
+            ));
+        }
+        // A count alone is the whole check.
+        c.equals.as_ref()?;
+    }
+    let expected = match c.equals.as_deref().map(|e| interpolate(e, session)) {
+        None => None,
+        Some(Ok(e)) => Some(e),
+        Some(Err(e)) => return Some(e),
+    };
+    let name = match &expected {
+        Some(e) => format!("jsonPath({path}).find.is({e})"),
+        None => format!("jsonPath({path}).find.exists"),
+    };
+    let Some(first) = found.first() else {
+        return Some(format!("{name}, but it was not found"));
+    };
+    match expected {
+        Some(e) if value_text(first) != e => {
+            Some(format!("{name}, but actually found {}", value_text(first)))
+        }
+        _ => None,
+    }
 }
 
 /// `json: {pointer, equals}`: Gatling's `jsonPath(...).find.exists`, or `.find.is(...)`

@@ -63,6 +63,13 @@ pub struct Run {
     keep_alive: bool,
     timeout: Duration,
     feeders: Feeders,
+    /// The files requests send as bodies.
+    files: crate::body::Files,
+    /// `http:`, for the transports to other hosts than `baseUrl`'s (absolute URLs), made on
+    /// their first request, by origin; and the scenario's folder, for their `tls.caFile`.
+    http: crate::scenario::HttpSettings,
+    base_dir: std::path::PathBuf,
+    others: Mutex<std::collections::HashMap<String, Arc<crate::transport::Transport>>>,
     limiter: Option<Limiter>,
     /// `coordinatedOmission`: the closed model's correction.
     correction: CoordinatedOmission,
@@ -104,6 +111,8 @@ pub struct Connection {
     paths: Vec<(usize, http::uri::PathAndQuery)>,
     /// The user's WebSocket and event stream, between its `ws:` and `sse:` steps.
     streams: crate::stream::Open,
+    /// The user's connections to hosts other than `baseUrl`'s (absolute URLs), by origin.
+    elsewhere: Vec<(String, Option<Sender>)>,
 }
 
 /// The intervals between a slot's sends of one request.
@@ -346,7 +355,16 @@ impl Run {
     /// A connection for one request (see [`Transport::checkout`]); an opened one's connect
     /// and TLS handshake times are recorded.
     async fn checkout(&self, own: &mut Option<Sender>) -> Result<Sender, String> {
-        match self.transport.checkout(own).await {
+        self.checkout_on(&self.transport, own).await
+    }
+
+    /// [`checkout`](Self::checkout) on `transport` (another host's, for an absolute URL).
+    async fn checkout_on(
+        &self,
+        transport: &crate::transport::Transport,
+        own: &mut Option<Sender>,
+    ) -> Result<Sender, String> {
+        match transport.checkout(own).await {
             Ok(c) => {
                 if let Some(opened) = c.opened {
                     let stripe = STRIPE.with(|s| *s) % self.stripes.len();
@@ -363,6 +381,92 @@ impl Run {
                 Err(f.message)
             }
         }
+    }
+
+    /// A request to an absolute URL, beside `baseUrl`: on that host's own transport (made
+    /// once, with `http:`'s settings) and the user's own connection to it.
+    async fn exchange_elsewhere(
+        &self,
+        conn: &mut Connection,
+        session: &mut Session,
+        r: &Request,
+    ) -> Result<(u16, http::HeaderMap, Bytes), String> {
+        let target = interpolate(&r.path, session)?;
+        let url = url::Url::parse(&target).map_err(|e| format!("invalid URL {target:?}: {e}"))?;
+        let uri: http::Uri = target
+            .parse()
+            .map_err(|e| format!("invalid URL {target:?}: {e}"))?;
+        let origin = url.origin().ascii_serialization();
+        let transport = self.elsewhere(&origin, &uri)?;
+        let (body, content_type) = self.files.body(r, session)?;
+        let mut request = http::Request::new(Full::new(body));
+        *request.method_mut() = http::Method::from_bytes(r.method.as_bytes())
+            .map_err(|e| format!("invalid method: {e}"))?;
+        let headers = request.headers_mut();
+        headers.extend(
+            self.default_headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        request_headers(headers, r, session, content_type)?;
+        if let Some(value) = session.cookie_header(&url) {
+            headers_with_cookie(request.headers_mut(), value);
+        }
+        let slot = match conn.elsewhere.iter().position(|(o, _)| *o == origin) {
+            Some(i) => i,
+            None => {
+                conn.elsewhere.push((origin.clone(), None));
+                conn.elsewhere.len() - 1
+            }
+        };
+        let own = &mut conn.elsewhere[slot].1;
+        let mut sender = self.checkout_on(&transport, own).await?;
+        if sender.ready().await.is_err() {
+            sender = self.checkout_on(&transport, &mut None).await?;
+        }
+        let path = uri
+            .path_and_query()
+            .cloned()
+            .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
+        if sender.is_http2() {
+            *request.uri_mut() = uri.clone();
+        } else {
+            let host = http::HeaderValue::from_str(transport.authority().as_str())
+                .map_err(|e| format!("invalid host: {e}"))?;
+            request.headers_mut().insert(http::header::HOST, host);
+            *request.uri_mut() = path.into();
+        }
+        let (parts, body) = sender
+            .exchange(request)
+            .await
+            .map_err(|e| classify_hyper(&e, transport.read_buffer()))?;
+        if self.keep_alive {
+            transport.checkin(&mut conn.elsewhere[slot].1, sender);
+        }
+        session.store_cookies(&parts.headers, &url);
+        Ok((parts.status.as_u16(), parts.headers, body))
+    }
+
+    /// The transport to `origin` (of `uri`), made on its first request.
+    fn elsewhere(
+        &self,
+        origin: &str,
+        uri: &http::Uri,
+    ) -> Result<Arc<crate::transport::Transport>, String> {
+        let mut others = self
+            .others
+            .lock()
+            .map_err(|_| "the transports' lock is poisoned".to_owned())?;
+        if let Some(t) = others.get(origin) {
+            return Ok(t.clone());
+        }
+        let t = Arc::new(crate::transport::Transport::new(
+            uri,
+            &self.http,
+            &self.base_dir,
+        )?);
+        others.insert(origin.to_owned(), t.clone());
+        Ok(t)
     }
 
     /// Request `r`'s path after `baseUrl`'s, `${...}` filled in from the session; a path
@@ -400,12 +504,12 @@ impl Run {
         session: &mut Session,
         r: &Request,
     ) -> Result<(u16, http::HeaderMap, Bytes), String> {
+        if r.path.starts_with("http://") || r.path.starts_with("https://") {
+            return self.exchange_elsewhere(conn, session, r).await;
+        }
         // The request first: one that cannot be built (an unknown `${var}`) is KO without
         // costing a connection.
-        let body = match &r.body {
-            Some(b) => Bytes::from(interpolate(b, session)?.into_owned()),
-            None => Bytes::new(),
-        };
+        let (body, content_type) = self.files.body(r, session)?;
         let mut request = http::Request::new(Full::new(body));
         *request.method_mut() = http::Method::from_bytes(r.method.as_bytes())
             .map_err(|e| format!("invalid method: {e}"))?;
@@ -422,13 +526,7 @@ impl Run {
         });
         let headers = request.headers_mut();
         headers.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
-        for (k, v) in &r.headers {
-            let name = http::HeaderName::from_bytes(k.as_bytes())
-                .map_err(|e| format!("header {k:?}: {e}"))?;
-            let value = http::HeaderValue::from_str(&interpolate(v, session)?)
-                .map_err(|e| format!("header {k:?}: {e}"))?;
-            headers.insert(name, value);
-        }
+        request_headers(headers, r, session, content_type)?;
         // The cookie jar's URL: only for a user that holds cookies (or, below, receives some).
         let cookie_url = if session.has_cookies() {
             self.cookie_url(&path)
@@ -503,6 +601,30 @@ impl Run {
         ))
         .ok()
     }
+}
+
+/// The headers of `r` (`${...}` filled in) over `http.headers`, and its body's type: a
+/// form's unless the request gives its own, a multipart body's always (its boundary is in
+/// it).
+fn request_headers(
+    headers: &mut http::HeaderMap,
+    r: &Request,
+    session: &Session,
+    content_type: Option<http::HeaderValue>,
+) -> Result<(), String> {
+    for (k, v) in &r.headers {
+        let name =
+            http::HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("header {k:?}: {e}"))?;
+        let value = http::HeaderValue::from_str(&interpolate(v, session)?)
+            .map_err(|e| format!("header {k:?}: {e}"))?;
+        headers.insert(name, value);
+    }
+    if let Some(value) = content_type
+        && (!r.multipart.is_empty() || !headers.contains_key(http::header::CONTENT_TYPE))
+    {
+        headers.insert(http::header::CONTENT_TYPE, value);
+    }
+    Ok(())
 }
 
 /// Adds the jar's cookies to a request, after any `Cookie` header the scenario set.
@@ -625,15 +747,26 @@ impl Limiter {
     }
 }
 
+/// How a user's steps ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    /// All ran: on with the next.
+    Next,
+    /// The user stops (its feeder ran dry, or `exitHereIfFailed`).
+    Exit,
+    /// A request was KO inside a block that stops at the first (`tryMax`,
+    /// `exitBlockOnFail`): the steps up to that block are left.
+    Failed,
+}
+
 /// Runs a user's steps; `due` is when its first request was due.
-/// Returns false when the user must stop (its feeder ran dry, or `exitHereIfFailed`).
 async fn run_steps(
     run: &Run,
     conn: &mut Connection,
     session: &mut Session,
     steps: &[Step],
     due: &mut Option<Instant>,
-) -> bool {
+) -> Flow {
     {
         for step in steps {
             if let Some(r) = &step.request {
@@ -668,8 +801,9 @@ async fn run_steps(
                 tokio::time::sleep(p.length(fastrand::f64)).await;
             } else if let Some(rep) = &step.repeat {
                 for _ in 0..rep.times {
-                    if !repeated(run, conn, session, &rep.steps, due).await {
-                        return false;
+                    match repeated(run, conn, session, &rep.steps, due).await {
+                        Flow::Next => {}
+                        other => return other,
                     }
                 }
             } else if let Some(feed) = &step.feed {
@@ -683,34 +817,36 @@ async fn run_steps(
                             now,
                             Some(format!("feeder {} is empty", feed.file)),
                         );
-                        return false;
+                        return Flow::Exit;
                     }
                 }
             } else if let Some(w) = &step.when {
-                let holds = match (session.get(&w.variable), &w.equals) {
-                    (None, _) => false,
-                    (Some(_), None) => true,
-                    (Some(value), Some(expected)) => {
-                        interpolate(expected, session).is_ok_and(|e| e == value)
-                    }
+                let branch = if holds(session, &w.variable, w.equals.as_deref()) {
+                    &w.then
+                } else {
+                    &w.otherwise
                 };
-                let branch = if holds { &w.then } else { &w.otherwise };
-                if !branch.is_empty() && !repeated(run, conn, session, branch, due).await {
-                    return false;
+                if !branch.is_empty() {
+                    match repeated(run, conn, session, branch, due).await {
+                        Flow::Next => {}
+                        other => return other,
+                    }
                 }
             } else if let Some(branches) = &step.random_switch {
-                if let Some(b) = pick(branches, fastrand::f64() * 100.0)
-                    && !repeated(run, conn, session, &b.steps, due).await
-                {
-                    return false;
+                if let Some(b) = pick(branches, fastrand::f64() * 100.0) {
+                    match repeated(run, conn, session, &b.steps, due).await {
+                        Flow::Next => {}
+                        other => return other,
+                    }
                 }
             } else if let Some(d) = &step.during {
                 // A duration past what a clock holds is as good as forever (the run's
                 // maxDuration ends it).
                 let end = Instant::now().checked_add(d.duration.get());
                 while end.is_none_or(|end| Instant::now() < end) {
-                    if !repeated(run, conn, session, &d.steps, due).await {
-                        return false;
+                    match repeated(run, conn, session, &d.steps, due).await {
+                        Flow::Next => {}
+                        other => return other,
                     }
                     // A pass that never waits (a request KO before it is sent) must not hold
                     // its thread for the whole duration: it yields once its task's budget is
@@ -720,19 +856,99 @@ async fn run_steps(
             } else if let Some(g) = &step.group {
                 session.enter(&g.name);
                 let started = Instant::now();
-                let going_on = repeated(run, conn, session, &g.steps, due).await;
+                let flow = repeated(run, conn, session, &g.steps, due).await;
                 // Recorded however it ended: a user that exits in a group has run it.
                 if let Some(done) = session.leave() {
                     run.record_group(&done, started);
                 }
-                if !going_on {
-                    return false;
+                if flow != Flow::Next {
+                    return flow;
+                }
+            } else if let Some(t) = &step.try_max {
+                let mut before = None;
+                for _ in 0..t.times {
+                    let at_start = session.begin_block();
+                    let first = *before.get_or_insert(at_start);
+                    let flow = repeated(run, conn, session, &t.steps, due).await;
+                    session.end_block();
+                    match flow {
+                        // This try got through: the tries before it are forgiven.
+                        Flow::Next => {
+                            session.forgive(first);
+                            break;
+                        }
+                        Flow::Exit => return Flow::Exit,
+                        // The last try failed too: the user goes on, failed.
+                        Flow::Failed => {}
+                    }
+                }
+            } else if let Some(b) = &step.exit_block_on_fail {
+                session.begin_block();
+                let flow = repeated(run, conn, session, &b.steps, due).await;
+                session.end_block();
+                if flow == Flow::Exit {
+                    return Flow::Exit;
+                }
+            } else if let Some(a) = &step.as_long_as {
+                let mut pass = 0u64;
+                while holds(session, &a.variable, a.equals.as_deref()) {
+                    if let Some(c) = &a.counter {
+                        session.set(c.clone(), pass.to_string());
+                    }
+                    match repeated(run, conn, session, &a.steps, due).await {
+                        Flow::Next => {}
+                        other => return other,
+                    }
+                    pass += 1;
+                    // A pass that never waits must not hold its thread.
+                    tokio::task::consume_budget().await;
+                }
+            } else if let Some(f) = &step.foreach {
+                let items = match session.get(&f.items).map(serde_json::from_str) {
+                    Some(Ok(serde_json::Value::Array(items))) => items,
+                    _ => {
+                        let now = Instant::now();
+                        run.record(
+                            &session.named(&format!("foreach {}", f.items)),
+                            now,
+                            now,
+                            Some(format!("foreach: ${{{}}} holds no JSON array", f.items)),
+                        );
+                        session.fail();
+                        Vec::new()
+                    }
+                };
+                for (i, item) in items.iter().enumerate() {
+                    session.set(
+                        f.item.clone(),
+                        crate::session::value_text(item).into_owned(),
+                    );
+                    if let Some(c) = &f.counter {
+                        session.set(c.clone(), i.to_string());
+                    }
+                    match repeated(run, conn, session, &f.steps, due).await {
+                        Flow::Next => {}
+                        other => return other,
+                    }
                 }
             } else if step.exit_here_if_failed == Some(true) && session.failed() {
-                return false;
+                return Flow::Exit;
+            }
+            if session.block_failed() {
+                return Flow::Failed;
             }
         }
-        true
+        Flow::Next
+    }
+}
+
+/// Whether the session variable `variable` exists, or has the value `equals` (`${...}`
+/// filled in) when one is given: `if` and `asLongAs`.
+fn holds(session: &Session, variable: &str, equals: Option<&str>) -> bool {
+    match (session.get(variable), equals) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(value), Some(expected)) => interpolate(expected, session).is_ok_and(|e| e == value),
     }
 }
 
@@ -754,7 +970,7 @@ fn repeated<'a>(
     session: &'a mut Session,
     steps: &'a [Step],
     due: &'a mut Option<Instant>,
-) -> std::pin::Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+) -> std::pin::Pin<Box<dyn Future<Output = Flow> + Send + 'a>> {
     Box::pin(run_steps(run, conn, session, steps, due))
 }
 
@@ -882,6 +1098,10 @@ pub fn prepare_shard(
         base_dir,
         shard,
     )?;
+    let files = crate::body::Files::load(
+        simulation.scenarios.iter().map(|s| s.steps.as_slice()),
+        base_dir,
+    )?;
     let uri: http::Uri = simulation
         .base_url
         .parse()
@@ -931,6 +1151,10 @@ pub fn prepare_shard(
         keep_alive: simulation.http.keep_alive,
         timeout: simulation.http.request_timeout.get(),
         feeders,
+        files,
+        http: simulation.http.clone(),
+        base_dir: base_dir.to_path_buf(),
+        others: Mutex::default(),
         limiter: Limiter::new(&simulation.throttle).map(|l| l.shard(shard)),
         correction: simulation.coordinated_omission,
         said_out_of_files: std::sync::atomic::AtomicBool::new(false),

@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod assertions;
+pub mod body;
 pub mod checks;
 pub mod compare;
 pub mod console;

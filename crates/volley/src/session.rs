@@ -20,6 +20,11 @@ pub struct Session {
     /// Created by the first `Set-Cookie` the user receives: most scenarios never pay for one.
     jar: Option<Box<cookie_store::CookieStore>>,
     failed: bool,
+    /// The user's KO requests so far.
+    kos: u64,
+    /// For each block the user is in that stops at a KO (`tryMax`, `exitBlockOnFail`),
+    /// outermost first: the KOs counted when it began.
+    blocks: Vec<u64>,
     /// The groups the user is in, outermost first.
     groups: Vec<OpenGroup>,
 }
@@ -70,9 +75,42 @@ impl Session {
         self.failed
     }
 
-    /// Marks the user as failed.
+    /// Marks the user as failed (a KO request).
     pub fn fail(&mut self) {
         self.failed = true;
+        self.kos += 1;
+    }
+
+    /// Begins a block that stops at its first KO (`tryMax`, `exitBlockOnFail`); returns
+    /// what [`forgive`](Self::forgive) restores.
+    ///
+    /// ```
+    /// let mut session = volley::session::Session::default();
+    /// let before = session.begin_block();
+    /// session.fail();
+    /// assert!(session.block_failed());
+    /// session.end_block();
+    /// session.forgive(before);
+    /// assert!(!session.failed());
+    /// ```
+    pub fn begin_block(&mut self) -> (u64, bool) {
+        self.blocks.push(self.kos);
+        (self.kos, self.failed)
+    }
+
+    /// Ends the innermost such block.
+    pub fn end_block(&mut self) {
+        self.blocks.pop();
+    }
+
+    /// Whether a request was KO since the innermost such block began.
+    pub fn block_failed(&self) -> bool {
+        self.blocks.last().is_some_and(|k| self.kos > *k)
+    }
+
+    /// Takes back the KOs since `before` (a `tryMax` whose last try got through).
+    pub fn forgive(&mut self, before: (u64, bool)) {
+        (self.kos, self.failed) = before;
     }
 
     /// Enters the group `name`, inside the one the user is in, if any.
@@ -203,6 +241,23 @@ pub fn save_from(s: &Save, response: &Response<'_>, session: &mut Session) -> Re
                 .pointer(pointer)
                 .ok_or_else(|| format!("jsonPointer({pointer}) not found"))?;
             value_text(value).into_owned()
+        }
+        SaveFrom::JsonPath(path, all) => {
+            let json = response
+                .json
+                .ok_or_else(|| format!("jsonPath({}) needs a JSON body", path.as_str()))?;
+            let found = path.find(json);
+            if all {
+                serde_json::Value::Array(found.into_iter().cloned().collect()).to_string()
+            } else {
+                let first = found.first().ok_or_else(|| {
+                    format!(
+                        "jsonPath({}).find.exists, but it was not found",
+                        path.as_str()
+                    )
+                })?;
+                value_text(first).into_owned()
+            }
         }
         SaveFrom::Header(name) => response
             .headers

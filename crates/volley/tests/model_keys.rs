@@ -40,12 +40,17 @@ fn written(simulation: &Simulation) -> Value {
 fn user_keyed(path: &str) -> bool {
     [
         "headers",
+        "form",
         "repeat.steps",
         "if.then",
         "if.else",
         "randomSwitch[].steps",
         "during.steps",
         "group.steps",
+        "tryMax.steps",
+        "asLongAs.steps",
+        "foreach.steps",
+        "exitBlockOnFail.steps",
     ]
     .iter()
     .any(|k| path.ends_with(k))

@@ -61,11 +61,21 @@ fn websocket_steps_connect_send_await_and_close() {
          json: {pointer: /symbol, equals: '${subscribed}'}}, \
          check: {bodyMatches: '\"price\":[0-9.]+', json: {pointer: /symbol}}, save: {regex: '\"symbol\":\"(\\w+)\"', name: again}}\n      \
          - ws: {name: resubscribe, send: '${again}', await: {check: {bodyContains: '${again}'}}}\n      \
+         - ws: {name: saved all, send: ACME, await: {check: {bodyContains: ACME}, save: {jsonPath: '$.symbol', all: true, name: every}}}\n      \
+         - ws: {name: sent all, send: '${every}', await: {check: {bodyContains: 'unknown symbol ['}}}\n      \
          - ws: {name: quiet, await: {timeout: 300ms, matching: {bodyContains: NEVER}}}\n      \
          - ws: {name: unknown, send: NOPE, await: {timeout: 5s, check: {json: {pointer: /symbol}}}}\n      \
          - ws: {name: close, close: true}\n",
     );
-    for name in ["connect", "subscribe", "moves", "resubscribe", "close"] {
+    for name in [
+        "connect",
+        "subscribe",
+        "moves",
+        "resubscribe",
+        "saved all",
+        "sent all",
+        "close",
+    ] {
         assert_eq!(counts(&r, name), (2, 0), "{name}: {}", r["errors"]);
     }
     // Moves every 100 ms, none holding NEVER: the await skips them all until its timeout.
@@ -128,12 +138,13 @@ fn event_stream_steps_connect_await_and_close() {
          json: {pointer: /symbol, equals: ACME}}, check: {bodyContains: price, bodyMatches: '\"price\":[0-9.]+'}, \
          save: {jsonPointer: /symbol, name: sym}}\n      \
          - sse: {name: again, await: {check: {json: {pointer: /symbol, equals: '${sym}'}}, save: {regex: '\"symbol\":\"(\\w+)\"', name: sym2}}}\n      \
-         - sse: {name: third, await: {check: {bodyContains: '${sym2}'}}}\n      \
+         - sse: {name: third, await: {check: {bodyContains: '${sym2}'}, save: {jsonPath: '$.symbol', all: true, name: every}}}\n      \
+         - if: {variable: every, equals: '[\"ACME\"]', then: [{sse: {name: saved all, await: {}}}]}\n      \
          - sse: {name: more, await: {messages: 1, timeout: 5s, check: {bodyContains: GLOBEX}}}\n      \
          - sse: {name: trades, event: trade, await: {timeout: 300ms}}\n      \
          - sse: {name: closed, close: true}\n",
     );
-    for name in ["events", "again", "third"] {
+    for name in ["events", "again", "third", "saved all"] {
         assert_eq!(counts(&r, name), (2, 0), "{name}: {}", r["errors"]);
     }
     assert_eq!(counts(&r, "more"), (0, 2));

@@ -9,8 +9,8 @@ use ferrowizard_config::{
 mod checks;
 mod stream;
 
-pub use checks::{HeaderCheck, JsonCheck, Pattern, Save, SaveFrom};
-use checks::{valid_path, valid_template_opt, valid_templates};
+pub use checks::{HeaderCheck, JsonCheck, JsonPath, JsonPathCheck, Part, Pattern, Save, SaveFrom};
+use checks::{valid_target, valid_template_opt, valid_templates};
 pub use stream::{Await, MessageCheck, SseStep, WsStep};
 
 /// A load test.
@@ -436,7 +436,8 @@ impl Injection {
 validated_by!(Injection, shape);
 
 /// One step of a user: exactly one of `request`, `ws`, `sse`, `pause`, `repeat`, `feed`,
-/// `if`, `randomSwitch`, `during`, `group`, `exitHereIfFailed`.
+/// `if`, `randomSwitch`, `during`, `group`, `tryMax`, `asLongAs`, `foreach`,
+/// `exitBlockOnFail`, `exitHereIfFailed`.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Step {
@@ -463,6 +464,14 @@ pub struct Step {
     pub during: Option<Box<During>>,
     /// Run `steps` as a group: timed as a whole, its requests named under it.
     pub group: Option<Box<Group>>,
+    /// Run `steps` again, up to `times` in all, while a request in them is KO.
+    pub try_max: Option<Box<TryMax>>,
+    /// Run `steps` over and over while a session variable exists (or has a value).
+    pub as_long_as: Option<Box<AsLongAs>>,
+    /// Run `steps` once for each item of a list a session variable holds.
+    pub foreach: Option<Box<Foreach>>,
+    /// Run `steps`, leaving them at the first KO request.
+    pub exit_block_on_fail: Option<Box<Block>>,
     /// `true`: the user stops here if one of its requests so far was KO.
     pub exit_here_if_failed: Option<bool>,
 }
@@ -488,6 +497,18 @@ impl Step {
         if let Some(g) = &self.group {
             lists.push(&g.steps);
         }
+        if let Some(t) = &self.try_max {
+            lists.push(&t.steps);
+        }
+        if let Some(a) = &self.as_long_as {
+            lists.push(&a.steps);
+        }
+        if let Some(f) = &self.foreach {
+            lists.push(&f.steps);
+        }
+        if let Some(b) = &self.exit_block_on_fail {
+            lists.push(&b.steps);
+        }
         lists
     }
 }
@@ -512,6 +533,10 @@ impl garde::Validate for Step {
             self.random_switch.is_some(),
             self.during.is_some(),
             self.group.is_some(),
+            self.try_max.is_some(),
+            self.as_long_as.is_some(),
+            self.foreach.is_some(),
+            self.exit_block_on_fail.is_some(),
             self.exit_here_if_failed.is_some(),
         ]
         .iter()
@@ -522,7 +547,7 @@ impl garde::Validate for Step {
                 parent(),
                 garde::Error::new(
                     "give exactly one of request, ws, sse, pause, repeat, feed, if, randomSwitch, \
-                     during, group, exitHereIfFailed",
+                     during, group, tryMax, asLongAs, foreach, exitBlockOnFail, exitHereIfFailed",
                 ),
             );
         }
@@ -546,6 +571,18 @@ impl garde::Validate for Step {
         }
         if let Some(g) = &self.group {
             g.validate_into(ctx, &mut || parent().join("group"), report);
+        }
+        if let Some(t) = &self.try_max {
+            t.validate_into(ctx, &mut || parent().join("tryMax"), report);
+        }
+        if let Some(a) = &self.as_long_as {
+            a.validate_into(ctx, &mut || parent().join("asLongAs"), report);
+        }
+        if let Some(f) = &self.foreach {
+            f.validate_into(ctx, &mut || parent().join("foreach"), report);
+        }
+        if let Some(b) = &self.exit_block_on_fail {
+            b.validate_into(ctx, &mut || parent().join("exitBlockOnFail"), report);
         }
         if let Some(branches) = &self.random_switch {
             let path = &mut || parent().join("randomSwitch");
@@ -647,6 +684,64 @@ fn valid_group_name(name: &str, _: &()) -> garde::Result {
     } else {
         Ok(())
     }
+}
+
+/// `tryMax:`: Gatling's `tryMax`. The steps stop at their first KO request and start again,
+/// `times` times in all; when a try gets through, the user is as it was before the KOs of the
+/// tries before (not failed for `exitHereIfFailed`), and when none does, it goes on, failed.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct TryMax {
+    /// Tries in all.
+    #[config(default = 1, range(min = 1))]
+    pub times: u32,
+    /// What is tried.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
+}
+
+/// `asLongAs:`: Gatling's `asLongAs`: the steps run again and again while the condition
+/// holds, looked at before each pass.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct AsLongAs {
+    /// The session variable looked at: a pass starts while it exists.
+    #[config(length(min = 1))]
+    pub variable: String,
+    /// Given (`${...}` filled in): while it has this value.
+    #[config(custom(valid_template_opt))]
+    pub equals: Option<String>,
+    /// A session variable counting the passes from 0, if wanted.
+    pub counter: Option<String>,
+    /// What each pass does.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
+}
+
+/// `foreach:`: Gatling's `foreach`: the steps run once for each item of a list that a
+/// session variable holds as a JSON array (what `save: {jsonPath, all: true}` keeps, or a
+/// JSON feeder's array), the item in the variable `as`. A variable that holds no list is KO.
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Foreach {
+    /// The session variable holding the list.
+    #[config(length(min = 1))]
+    pub items: String,
+    /// The session variable each item goes in (a string without its quotes, anything else
+    /// as JSON).
+    #[config(rename = "as", length(min = 1))]
+    pub item: String,
+    /// A session variable counting the items from 0, if wanted.
+    pub counter: Option<String>,
+    /// What is done with each item.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
+}
+
+/// `exitBlockOnFail:`: Gatling's `exitBlockOnFail`: the steps stop at their first KO
+/// request, and the user goes on after them (failed).
+#[derive(Clone, Debug, PartialEq, Config)]
+pub struct Block {
+    /// The steps.
+    #[config(length(min = 1))]
+    pub steps: Vec<Step>,
 }
 
 /// A pause: fixed, or drawn from a distribution for each user each time.
@@ -841,6 +936,7 @@ pub struct Repeat {
 
 /// `request:`.
 #[derive(Clone, Debug, PartialEq, Config)]
+#[config(check = Request::one_body)]
 pub struct Request {
     /// The name statistics are kept under.
     #[config(length(min = 1))]
@@ -848,12 +944,22 @@ pub struct Request {
     /// GET, POST...
     #[config(default = "GET".to_owned())]
     pub method: String,
-    /// The path after the base URL.
-    #[config(custom(valid_path))]
+    /// The path after the base URL, or an absolute `http://` or `https://` URL (another
+    /// host, on a connection of the user's own to it, with `http:`'s settings).
+    #[config(custom(valid_target))]
     pub path: String,
-    /// A body.
+    /// A body, `${...}` filled in.
     #[config(custom(valid_template_opt))]
     pub body: Option<String>,
+    /// A body read from this file (relative to the scenario file, read once), `${...}`
+    /// filled in for each request.
+    pub body_file: Option<String>,
+    /// Form parameters sent as `application/x-www-form-urlencoded` (values `${...}` filled
+    /// in), in order of their names.
+    #[config(custom(valid_templates))]
+    pub form: BTreeMap<String, String>,
+    /// Parts sent as `multipart/form-data`.
+    pub multipart: Vec<Part>,
     /// Headers of this request.
     #[config(custom(valid_templates))]
     pub headers: BTreeMap<String, String>,
@@ -868,9 +974,29 @@ pub struct Request {
     pub header: Option<HeaderCheck>,
     /// A value of the JSON body must exist, or equal a text.
     pub json: Option<JsonCheck>,
-    /// Keep a value of the response (a JSON pointer's, a header's, a regular
+    /// A JSONPath over the JSON body must find something: a first value of a text, or a
+    /// number of values.
+    pub json_path: Option<JsonPathCheck>,
+    /// Keep a value of the response (a JSON pointer's, a JSONPath's, a header's, a regular
     /// expression's first group) for later requests.
     pub save: Option<Save>,
+}
+
+impl Request {
+    fn one_body(&self) -> Result<(), ferrowizard_config::Invalid> {
+        let bodies = [
+            self.body.is_some(),
+            self.body_file.is_some(),
+            !self.form.is_empty(),
+            !self.multipart.is_empty(),
+        ];
+        if bodies.iter().filter(|b| **b).count() > 1 {
+            return Err(ferrowizard_config::Invalid::new(
+                "give at most one of body, bodyFile, form, multipart",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Loads and validates a scenario file, with `--set` overrides.

@@ -86,10 +86,9 @@ impl<'a> Awaiting<'a> {
         let (Some(s), Some(text)) = (&self.wait.save, &self.last) else {
             return Ok(());
         };
-        let json = s
-            .json_pointer
-            .as_ref()
-            .and_then(|_| serde_json::from_str::<serde_json::Value>(text).ok());
+        let json = (s.json_pointer.is_some() || s.json_path.is_some())
+            .then(|| serde_json::from_str::<serde_json::Value>(text).ok())
+            .flatten();
         let headers = http::HeaderMap::new();
         let response = Response {
             headers: &headers,
