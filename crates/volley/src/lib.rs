@@ -23,6 +23,7 @@ pub mod console;
 pub mod engine;
 pub mod export;
 pub mod feeder;
+pub mod har;
 pub mod live;
 pub mod report;
 pub mod results;

@@ -1,4 +1,4 @@
-//! `volley run|check SCENARIO.yaml`, `volley report|merge`, `volley schema`: the command
+//! `volley run|check SCENARIO.yaml`, `volley report|merge|compare|import`, `volley schema`: the command
 //! line over the library.
 
 use std::io::Write;
@@ -80,6 +80,25 @@ enum Command {
         /// Also write the thresholds as a JUnit XML file, a test case each.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+    },
+    /// Write a scenario from a recorded browser session (a HAR file, as a browser's developer
+    /// tools save it): its requests in order with their pauses, static assets left out,
+    /// cookies left to the jar.
+    Import {
+        /// The HAR file.
+        har: PathBuf,
+        /// Where the scenario goes (default: printed).
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+        /// Keep the static assets (style sheets, scripts, images, fonts).
+        #[arg(long)]
+        keep_static: bool,
+        /// Leave out pauses shorter than this, in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 100)]
+        min_pause: u64,
+        /// The scenario's name.
+        #[arg(long, default_value = "recorded")]
+        name: String,
     },
     /// Print the JSON Schema of `results.json`.
     Schema,
@@ -210,6 +229,26 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Import {
+            har,
+            output,
+            keep_static,
+            min_pause,
+            name,
+        } => {
+            let options = volley::har::Options {
+                keep_static,
+                min_pause: Duration::from_millis(min_pause),
+                name,
+            };
+            match import(&har, output.as_deref(), &options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("volley: {e:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Command::Merge { inputs, output } => match merge(&inputs, &output) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -264,6 +303,26 @@ fn report(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn import(
+    har: &std::path::Path,
+    output: Option<&std::path::Path>,
+    options: &volley::har::Options,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let name = har.display().to_string();
+    let text = std::fs::read_to_string(har).with_context(|| format!("cannot read {name}"))?;
+    let yaml = volley::har::import(&name, &text, options)?;
+    match output {
+        Some(path) => {
+            std::fs::write(path, &yaml)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("Scenario: {}", path.display());
+        }
+        None => print!("{yaml}"),
+    }
+    Ok(())
 }
 
 /// The files `volley compare` writes beside what it prints.

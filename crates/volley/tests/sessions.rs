@@ -499,7 +499,8 @@ scenarios:
 ",
     );
     assert!(
-        err.contains("bad.yaml:6:") && err.contains("exactly one of jsonPointer, jsonPath, header, regex"),
+        err.contains("bad.yaml:6:")
+            && err.contains("exactly one of jsonPointer, jsonPath, header, regex"),
         "{err}"
     );
     let err = check("      - request: {name: r, path: /, save: {regex: 'csrf=\\w+', name: x}}\n");

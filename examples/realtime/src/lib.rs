@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod bare;
+pub mod page;
 pub mod stream;
 
 use std::collections::BTreeMap;
@@ -277,6 +278,8 @@ async fn event(State(feed): State<Arc<Feed>>, body: bytes::Bytes) -> Response {
 /// bare baseline.
 pub fn router(feed: &Arc<Feed>) -> Router {
     Router::new()
+        .route("/realtime/", get(page::page))
+        .route("/realtime/app.css", get(page::style))
         .route("/realtime/quotes", get(quotes))
         .route("/realtime/quotes/{symbol}", get(quote))
         .route("/realtime/quotes/{symbol}/next", get(next_quote))
