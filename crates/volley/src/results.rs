@@ -727,6 +727,42 @@ mod tests {
         assert_eq!(merged.distribution_bounds, [250, 600]);
     }
 
+    /// Groups merge exactly: the merged percentiles of their cumulated times and durations
+    /// are those of all executions together, and their counts add up.
+    ///
+    /// Catches: groups left out of a merge, their durations or KOs dropped.
+    #[test]
+    fn groups_merge_exactly() {
+        let part = |offset: u64| {
+            let mut stats = crate::stats::Stats::new(1);
+            for i in 0..50 {
+                stats.record_group(
+                    "checkout",
+                    (offset + i) * 1000,
+                    (offset + i) * 3000,
+                    i % 10 != 0,
+                );
+            }
+            stats
+        };
+        let (a, b) = (part(0), part(50));
+        let mut whole = crate::stats::Stats::new(1);
+        whole.merge_from(&a);
+        whole.merge_from(&b);
+        let results = |s: &crate::stats::Stats| {
+            Results::new(s, String::new(), Duration::from_secs(1), false, Vec::new())
+        };
+        let merged = merge(&[("a".into(), results(&a)), ("b".into(), results(&b))]).unwrap();
+        let (got, want) = (
+            &merged.groups["checkout"],
+            &results(&whole).groups["checkout"],
+        );
+        assert_eq!(got.total, want.total);
+        assert_eq!(got.service_time, want.service_time);
+        assert_eq!((got.ok.count, got.ko.count), (90, 10));
+        assert_eq!(got.total.p99, want.total.p99);
+    }
+
     /// The users of each scenario add up in a merge, as the shards of a run started them; a
     /// file without them (older volley) adds none, and the merged run is no shard.
     #[test]
