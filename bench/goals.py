@@ -11,6 +11,7 @@ live here, once, so that a script and its test read the same numbers.
     goals.py ratios ROUNDS NAME=FILE...        (server.sh: each setting's ratios to bare)
     goals.py volley ROUNDS RATIO_FILE H2_RATIO_FILE PEAK_RSS_MB
     goals.py pair ROUNDS_FILE BASE OTHER GOAL  (auth.sh, client.sh: OTHER / BASE, round by round)
+    goals.py curve ROWS_FILE                   (logcurve.sh: each logger's ratio to bare by lines)
     goals.py enough ROUNDS SECONDS             (exit 1 below the shortest run judged)
     goals.py enough-soak MINUTES
 
@@ -46,6 +47,43 @@ SERVER = {"production": 0.92, "chatty": 0.85}
 
 # volley.sh: volley against wrk (HTTP/1.1) and h2load (HTTP/2), peak memory with 10,000 users.
 VOLLEY = {"wrk": 1.0, "h2load": 0.9, "rss_mb": 200}
+
+
+# logcurve.sh: lossless ferrowizard logging at 20 and 70 lines a request, over bare.
+CURVE = {20: 0.75, 70: 0.45}
+
+
+def curve(rows):
+    """The logging curve of `rows` ((round, lines, config, req/s, emitted, written) tuples; the
+    config `bare` is each round's base): per (config, lines), the median of the rounds' ratios
+    to bare and the lines dropped in all; and the misses of the goals. At every N, lossless
+    ferrowizard must be ahead of every other lossless config, and of every lossy one that
+    dropped nothing; at 20 and 70 lines, at least CURVE's ratio."""
+    base = {(r, n): rps for r, n, c, rps, _, _ in rows if c == "bare"}
+    ratios, dropped = {}, {}
+    for r, n, c, rps, emitted, written in rows:
+        if c == "bare" or (r, n) not in base:
+            continue
+        ratios.setdefault((c, n), []).append(rps / base[(r, n)])
+        dropped[(c, n)] = dropped.get((c, n), 0) + max(0, emitted - written)
+    table = {k: (statistics.median(v), dropped[k]) for k, v in ratios.items()}
+    misses = []
+    ours = "ferrowizard-lossless"
+    for n in sorted({n for _, n in table}):
+        mine = table.get((ours, n))
+        if mine is None:
+            misses.append(f"{n} lines: no {ours} figure")
+            continue
+        for (c, m), (ratio, lost) in table.items():
+            if m != n or c == ours:
+                continue
+            rival = c.endswith("-lossless") or not c.endswith("-lossy") or lost == 0
+            if rival and ratio >= mine[0]:
+                misses.append(f"{n} lines: {c} {ratio:.3f}x is not behind {ours} {mine[0]:.3f}x")
+        goal = CURVE.get(n)
+        if goal is not None and mine[0] < goal:
+            misses.append(f"{n} lines: {ours} {mine[0]:.3f}x < {goal}x")
+    return table, misses
 
 
 def verdict(misses):
@@ -247,6 +285,18 @@ def main(argv):
             print(f"{name:8} median {median:10.0f} req/s")
         if ratio is not None:
             print(f"{other} / {base}  {ratio:.3f}x (goal >= {goal}x)")
+        return verdict(misses)
+    if command == "curve":
+        with open(args[0]) as f:
+            rows = [
+                (p[0], int(p[1]), p[2], float(p[3]), int(p[4]), int(p[5]))
+                for p in (line.split() for line in f)
+                if len(p) == 6
+            ]
+        table, misses = curve(rows)
+        print(f"{'config':24} {'lines':>5} {'ratio':>7} {'dropped':>9}")
+        for (c, n), (ratio, lost) in sorted(table.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            print(f"{c:24} {n:5} {ratio:7.3f} {lost:9}")
         return verdict(misses)
     if command == "volley":
         return verdict(volley(int(args[0]), numbers(args[1]), numbers(args[2]), float(args[3])))

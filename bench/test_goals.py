@@ -178,3 +178,33 @@ class Command(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Curve(unittest.TestCase):
+    """logcurve.sh's verdict: ratios to each round's bare, drops summed, the goals."""
+
+    def rows(self, ours_20=0.8, fmt_20=0.6, lossy_20=0.9, lossy_lost=10):
+        rows = []
+        for r in ("0", "1", "2"):
+            for n, bare in ((20, 1000.0), (70, 1000.0)):
+                rows.append((r, n, "bare", bare, 0, 0))
+                rows.append((r, n, "ferrowizard-lossless", bare * (ours_20 if n == 20 else 0.5), 10, 10))
+                rows.append((r, n, "fmt", bare * (fmt_20 if n == 20 else 0.4), 10, 10))
+                rows.append((r, n, "slog-lossy", bare * (lossy_20 if n == 20 else 0.45), 10, 10 - lossy_lost))
+        return rows
+
+    def test_a_lossy_logger_that_drops_is_no_rival(self):
+        table, misses = goals.curve(self.rows())
+        self.assertEqual(misses, [])
+        self.assertAlmostEqual(table[("ferrowizard-lossless", 20)][0], 0.8)
+        self.assertEqual(table[("slog-lossy", 20)][1], 30)
+
+    def test_a_faster_lossless_rival_or_a_lossy_one_that_drops_nothing_is_a_miss(self):
+        _, misses = goals.curve(self.rows(fmt_20=0.85))
+        self.assertTrue(any("fmt" in m for m in misses), misses)
+        _, misses = goals.curve(self.rows(lossy_lost=0))
+        self.assertTrue(any("slog-lossy" in m for m in misses), misses)
+
+    def test_the_goals_at_20_lines(self):
+        _, misses = goals.curve(self.rows(ours_20=0.7, fmt_20=0.6))
+        self.assertTrue(any("0.700x < 0.75x" in m for m in misses), misses)

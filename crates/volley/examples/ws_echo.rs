@@ -1,5 +1,6 @@
 //! A hand-written WebSocket load, the baseline of `bench/ws.sh`: CONNECTIONS sockets, each
-//! sending TEXT and awaiting the answer in a loop for SECONDS, on tokio-tungstenite alone.
+//! sending TEXT and awaiting the answer in a loop for SECONDS, on tokio-tungstenite alone,
+//! with the read buffer volley uses.
 //! Prints the answers received a second.
 //!
 //!     ws_echo URL CONNECTIONS SECONDS TEXT
@@ -36,7 +37,14 @@ async fn main() -> Result<(), Error> {
         tasks.spawn(async move {
             let tcp = tokio::net::TcpStream::connect(&host).await?;
             tcp.set_nodelay(true)?;
-            let (mut socket, _) = tokio_tungstenite::client_async(url.as_str(), tcp).await?;
+            // The read buffer volley's sockets use (`http.readBuffer`'s default): tungstenite
+            // zeroes the whole buffer before each read, and its 128 KiB default costs more
+            // than the message.
+            let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+                .read_buffer_size(2048);
+            let (mut socket, _) =
+                tokio_tungstenite::client_async_with_config(url.as_str(), tcp, Some(config))
+                    .await?;
             while Instant::now() < end {
                 socket.send(Message::text(text.as_str())).await?;
                 loop {

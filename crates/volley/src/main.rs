@@ -470,8 +470,13 @@ fn run(
         builder.worker_threads(simulation.threads);
     }
     let runtime = builder.enable_all().build()?;
+    // Truncated to the second: rounded, it could say the run started after it did.
     let started_at = jiff::Timestamp::now()
-        .round(jiff::Unit::Second)?
+        .round(
+            jiff::TimestampRound::new()
+                .smallest(jiff::Unit::Second)
+                .mode(jiff::RoundMode::Trunc),
+        )?
         .to_string();
     let name = path.file_stem().unwrap_or_default().to_string_lossy();
     let (stats_text, results, interrupted) = runtime.block_on(async {

@@ -75,9 +75,11 @@ fn charts(results: &Results) -> Charts {
     let interval = results.series_interval.max(1) as f64;
     for s in &results.seconds {
         // The last entry covers only what is left of the run: its counts are divided by
-        // that, so a final partial second shows the rate it had, not a fall towards 0.
+        // that, so a final partial second shows the rate it had, not a fall towards 0. A
+        // sliver under a quarter of an entry is left out: a few responses in it would read
+        // as a spike.
         let seconds = (results.duration_seconds - s.second as f64).min(interval);
-        if seconds < 0.001 {
+        if seconds < interval / 4.0 {
             continue;
         }
         charts.t.push(s.second);

@@ -134,6 +134,9 @@ pub struct Transport {
     connect_timeout: Duration,
     read_buffer: usize,
     permits: Arc<Semaphore>,
+    /// WebSockets' and event streams' connections: `maxConnections` of their own, so that
+    /// users holding an idle HTTP connection can still open one.
+    stream_permits: Arc<Semaphore>,
     shared: Option<Shared>,
 }
 
@@ -203,6 +206,9 @@ impl Transport {
                 .unwrap_or(usize::MAX)
                 .max(crate::scenario::MIN_READ_BUFFER.to_bytes() as usize),
             permits: Arc::new(Semaphore::new(
+                settings.max_connections.clamp(1, Semaphore::MAX_PERMITS),
+            )),
+            stream_permits: Arc::new(Semaphore::new(
                 settings.max_connections.clamp(1, Semaphore::MAX_PERMITS),
             )),
             shared: settings.share_connections.then(Shared::default),
@@ -396,10 +402,16 @@ impl Transport {
     }
 
     /// A byte stream to the target for a WebSocket or an event stream: TCP, or TLS offering
-    /// HTTP/1.1 alone (an upgrade needs it), counted against `maxConnections` until it is
-    /// closed. Its opening is recorded as a connection's.
+    /// HTTP/1.1 alone (an upgrade needs it), counted against a `maxConnections` of its own
+    /// until it is closed (a user's idle HTTP connection keeps its permit). Its opening is
+    /// recorded as a connection's.
     pub async fn stream(&self) -> Result<(Stream, Opened), Failure> {
-        let permit = self.permit().await?;
+        let permit = self
+            .stream_permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Failure::new("Connection pool closed"))?;
         let (tcp, connect) = self.tcp().await?;
         let Some((_, name)) = &self.tls else {
             let opened = Opened {

@@ -201,3 +201,71 @@ fn meaningless_stream_steps_are_refused_with_why() {
     let e = refused("      - ws: {name: a, await: {messages: 0}}\n");
     assert!(e.contains("messages"), "{e}");
 }
+
+/// A user keeps its HTTP connection while it opens a WebSocket and an event stream, with
+/// `maxConnections: 2`: the sockets have connections of their own to count against, and
+/// nothing waits for ever.
+///
+/// Catches: sockets taking their connections from the HTTP connections' count, where the
+/// user's idle connection and its WebSocket hold both and the event stream waits for one
+/// (the run hangs to `maxDuration`).
+#[test]
+fn sockets_open_beside_a_held_http_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Realtime::start(dir.path(), &["ACME".to_owned()]);
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{}\nmaxDuration: 20s\nhttp: {{maxConnections: 2}}\nscenarios:\n  - name: s\n    \
+             injection: [{{atOnceUsers: 1}}]\n    steps:\n      \
+             - request: {{name: quote, path: /realtime/quotes/ACME}}\n      \
+             - ws: {{name: connect, connect: /realtime/stream}}\n      \
+             - sse: {{name: events, connect: /realtime/quotes/ACME/events, await: {{messages: 1}}}}\n      \
+             - request: {{name: again, path: /realtime/quotes/ACME}}\n",
+            service.addr
+        ),
+    );
+    volley(dir.path(), &file, &[]).success();
+    let r = results(dir.path());
+    assert_eq!(r["cutAtMaxDuration"], false);
+    for name in ["quote", "connect", "events", "again"] {
+        assert_eq!(counts(&r, name), (1, 0), "{name}: {}", r["errors"]);
+    }
+}
+
+/// A server that accepts the connection and never answers the upgrade, nor the event
+/// stream's request: each step is KO at `http.requestTimeout`, in a request's words.
+///
+/// Catches: a connect that waits for ever (the user stalls until `maxDuration`).
+#[test]
+fn a_silent_server_times_the_connect_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().map_while(Result::ok) {
+            held.push(s);
+        }
+    });
+    let file = scenario(
+        dir.path(),
+        &format!(
+            "baseUrl: http://{addr}\nmaxDuration: 20s\nhttp: {{requestTimeout: 500ms}}\nscenarios:\n  - name: s\n    \
+             injection: [{{atOnceUsers: 1}}]\n    steps:\n      \
+             - ws: {{name: connect, connect: /ws}}\n      \
+             - sse: {{name: events, connect: /events}}\n"
+        ),
+    );
+    volley(dir.path(), &file, &[]).success();
+    let r = results(dir.path());
+    assert_eq!(r["cutAtMaxDuration"], false);
+    assert_eq!(counts(&r, "connect"), (0, 1));
+    assert_eq!(counts(&r, "events"), (0, 1));
+    assert_eq!(
+        error_count(&r, "Request timeout after 500 ms"),
+        2,
+        "{}",
+        r["errors"]
+    );
+}

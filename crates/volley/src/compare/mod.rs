@@ -52,13 +52,18 @@ pub struct Figures {
 
 impl Figures {
     fn of(r: &RequestResults, file: &str, name: &str) -> Result<Figures, CompareError> {
-        let ok = crate::results::decode_histogram(&r.ok_histogram).map_err(|message| {
-            CompareError::Histogram {
-                file: file.to_owned(),
-                name: name.to_owned(),
-                message,
-            }
-        })?;
+        // An older file's empty histogram reads as no OK response timed.
+        let ok = if r.ok_histogram.is_empty() {
+            crate::stats::histogram()
+        } else {
+            crate::results::decode_histogram(&r.ok_histogram).map_err(|message| {
+                CompareError::Histogram {
+                    file: file.to_owned(),
+                    name: name.to_owned(),
+                    message,
+                }
+            })?
+        };
         Ok(Figures {
             requests: r.total.count,
             ko: 100.0 * r.ko.count as f64 / r.total.count.max(1) as f64,

@@ -143,7 +143,8 @@ impl std::str::FromStr for Threshold {
 
     fn from_str(text: &str) -> Result<Threshold, String> {
         let text = text.trim();
-        let (head, limit) = text.split_once('=').ok_or_else(|| {
+        // The last `=`: a request's name may hold one (a query), a limit never does.
+        let (head, limit) = text.rsplit_once('=').ok_or_else(|| {
             format!("{text:?}: a threshold is [SCOPE:]METRIC=LIMIT, e.g. p99=10% or login:p95=5ms")
         })?;
         let (scope, metric) = match head.rsplit_once(':') {

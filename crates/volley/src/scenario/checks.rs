@@ -263,7 +263,8 @@ pub struct JsonPathCheck {
 }
 
 /// One part of a `multipart/form-data` body: a text `value` (`${...}` filled in) or a
-/// `file` (relative to the scenario file, read once, sent as it is).
+/// `file` (relative to the scenario file, read once; `${...}` in it filled in, as in a
+/// `bodyFile`).
 #[derive(Clone, Debug, PartialEq, Config)]
 #[config(check = Part::one_source)]
 pub struct Part {

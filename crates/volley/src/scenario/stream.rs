@@ -19,8 +19,8 @@ pub struct WsStep {
     #[config(length(min = 1))]
     pub name: String,
     /// Opens the user's socket at this path after `baseUrl` (`ws://` for an `http://`
-    /// target, `wss://` for `https://`, with `http.tls`). A socket still open is closed
-    /// first.
+    /// target, `wss://` for `https://`, with `http.tls`). A socket still open is dropped
+    /// first (its connection closed).
     #[config(custom(valid_path_opt))]
     pub connect: Option<String>,
     /// Headers of the connect request (`${...}` filled in), beside `http.headers`.
@@ -72,7 +72,7 @@ pub struct SseStep {
     #[config(length(min = 1))]
     pub name: String,
     /// Opens the user's event stream at this path after `baseUrl`. A stream still open is
-    /// closed first.
+    /// dropped first (its connection closed).
     #[config(custom(valid_path_opt))]
     pub connect: Option<String>,
     /// Headers of the connect request (`${...}` filled in), beside `http.headers`.

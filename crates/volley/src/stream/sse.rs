@@ -40,7 +40,15 @@ pub async fn act(
     let mut acted = Acted::new(started, true);
     if let Some(path) = &step.connect {
         *open = None;
-        match connect(target, path, step, session).await {
+        let connected = tokio::time::timeout(target.timeout, connect(target, path, step, session))
+            .await
+            .unwrap_or_else(|_| {
+                Err((
+                    format!("Request timeout after {} ms", target.timeout.as_millis()),
+                    None,
+                ))
+            });
+        match connected {
             Ok((events, opened)) => {
                 acted.opened = Some(opened);
                 *open = Some(events);

@@ -41,7 +41,7 @@ pub struct Target<'a> {
     pub headers: &'a http::HeaderMap,
     /// `baseUrl`'s path, before each step's.
     pub base_path: &'a str,
-    /// `http.requestTimeout`: how long a close may wait for the server's.
+    /// `http.requestTimeout`: how long a connect, a send or a close may take.
     pub timeout: std::time::Duration,
 }
 

@@ -27,7 +27,10 @@ pub async fn act(
         // A socket still open goes first, as a browser's page would close it.
         *open = None;
         let mut acted = Acted::new(started, true);
-        match connect(target, path, step, session).await {
+        let connected = tokio::time::timeout(target.timeout, connect(target, path, step, session))
+            .await
+            .unwrap_or_else(|_| Err((timed_out(target), None)));
+        match connected {
             Ok((socket, opened)) => {
                 acted.opened = Some(opened);
                 let socket = open.insert(socket);
@@ -59,9 +62,15 @@ pub async fn act(
             Ok(t) => t.into_owned(),
             Err(e) => return acted.failed(e),
         };
-        if let Err(e) = socket.0.send(Message::text(text)).await {
+        let sent = tokio::time::timeout(target.timeout, socket.0.send(Message::text(text))).await;
+        let failed = match sent {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!("WebSocket send failed: {e}")),
+            Err(_) => Some(timed_out(target)),
+        };
+        if let Some(e) = failed {
             *open = None;
-            return acted.failed(format!("WebSocket send failed: {e}"));
+            return acted.failed(e);
         }
     }
     if step.close == Some(true) {
@@ -159,8 +168,12 @@ impl Socket {
 
     /// Sends a close frame (1000) and waits for the server's, at most `timeout`.
     async fn close(&mut self, timeout: std::time::Duration) -> Result<(), String> {
+        let normal = tungstenite::protocol::CloseFrame {
+            code: tungstenite::protocol::frame::coding::CloseCode::Normal,
+            reason: "".into(),
+        };
         self.0
-            .close(None)
+            .close(Some(normal))
             .await
             .map_err(|e| format!("WebSocket close failed: {e}"))?;
         let answered = tokio::time::timeout(timeout, async {
@@ -174,4 +187,9 @@ impl Socket {
             )
         })
     }
+}
+
+/// A step that took longer than `http.requestTimeout`, in the words of a request's.
+fn timed_out(target: &Target<'_>) -> String {
+    format!("Request timeout after {} ms", target.timeout.as_millis())
 }
