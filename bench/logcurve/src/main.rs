@@ -181,25 +181,14 @@ fn install(args: &Args) -> anyhow::Result<Flush> {
             Ok(Flush::Ferrowizard(guard))
         }
         Logger::Fmt => {
-            let writer = std::sync::Mutex::new(open(file)?);
-            tracing_subscriber::fmt()
-                .with_writer(writer)
-                .with_ansi(false)
-                .with_max_level(tracing::Level::INFO)
-                .try_init()
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            fmt_to(std::sync::Mutex::new(open(file)?))?;
             Ok(Flush::None)
         }
         Logger::NonBlocking => {
             let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
                 .lossy(!args.lossless)
                 .finish(open(file)?);
-            tracing_subscriber::fmt()
-                .with_writer(writer)
-                .with_ansi(false)
-                .with_max_level(tracing::Level::INFO)
-                .try_init()
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            fmt_to(writer)?;
             Ok(Flush::NonBlocking(guard))
         }
         Logger::Log4rs => {
@@ -251,4 +240,17 @@ fn install(args: &Args) -> anyhow::Result<Flush> {
             Ok(Flush::Slog(guard))
         }
     }
+}
+
+/// tracing-subscriber's `fmt` layer at INFO, without colours, writing to `writer`.
+fn fmt_to<W>(writer: W) -> anyhow::Result<()>
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .try_init()
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }

@@ -39,12 +39,9 @@ pub fn check(
         }
     }
     if let Some(pattern) = &r.body_matches
-        && !pattern.regex().is_match(&String::from_utf8_lossy(body))
+        && let Some(why) = check_matches(pattern, &String::from_utf8_lossy(body))
     {
-        return Some(format!(
-            "regex({:?}).find.exists, but it was not found",
-            pattern.as_str()
-        ));
+        return Some(why);
     }
     let status_ok = match &r.status {
         Some(allowed) => allowed.contains(&status),
@@ -65,16 +62,10 @@ pub fn check(
         };
         return Some(format!("{expected}, but actually found {status}"));
     }
-    if let Some(needle) = &r.body_contains {
-        let needle = match interpolate(needle, session) {
-            Ok(n) => n,
-            Err(e) => return Some(e),
-        };
-        if !String::from_utf8_lossy(body).contains(needle.as_ref()) {
-            return Some(format!(
-                "body.find.contains({needle:?}), but it was not found"
-            ));
-        }
+    if let Some(needle) = &r.body_contains
+        && let Some(why) = check_contains(needle, &String::from_utf8_lossy(body), session)
+    {
+        return Some(why);
     }
     if let Some(c) = &r.json
         && let Some(why) = check_json(c, json, session)
@@ -85,6 +76,26 @@ pub fn check(
         return check_json_path(c, json, session);
     }
     None
+}
+
+/// `bodyContains`: `text` must hold `needle` (`${...}` filled in); `Some(message)` when not.
+pub fn check_contains(needle: &str, text: &str, session: &Session) -> Option<String> {
+    let needle = match interpolate(needle, session) {
+        Ok(n) => n,
+        Err(e) => return Some(e),
+    };
+    (!text.contains(needle.as_ref()))
+        .then(|| format!("body.find.contains({needle:?}), but it was not found"))
+}
+
+/// `bodyMatches`: `text` must match `pattern`; `Some(message)` when not.
+pub fn check_matches(pattern: &crate::scenario::Pattern, text: &str) -> Option<String> {
+    (!pattern.regex().is_match(text)).then(|| {
+        format!(
+            "regex({:?}).find.exists, but it was not found",
+            pattern.as_str()
+        )
+    })
 }
 
 /// `jsonPath: {path, equals, count}`: Gatling's `jsonPath(...).find.exists`, `.find.is(...)`

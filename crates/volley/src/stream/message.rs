@@ -3,28 +3,18 @@
 
 use crate::scenario::{Await, MessageCheck};
 use crate::session::{Response, Session, save_from};
-use crate::template::interpolate;
 
 /// `Some(why)` when `text` fails `c`.
 pub fn fails(c: &MessageCheck, text: &str, session: &Session) -> Option<String> {
-    if let Some(needle) = &c.body_contains {
-        let needle = match interpolate(needle, session) {
-            Ok(n) => n,
-            Err(e) => return Some(e),
-        };
-        if !text.contains(needle.as_ref()) {
-            return Some(format!(
-                "body.find.contains({needle:?}), but it was not found"
-            ));
-        }
+    if let Some(needle) = &c.body_contains
+        && let Some(why) = crate::checks::check_contains(needle, text, session)
+    {
+        return Some(why);
     }
     if let Some(pattern) = &c.body_matches
-        && !pattern.regex().is_match(text)
+        && let Some(why) = crate::checks::check_matches(pattern, text)
     {
-        return Some(format!(
-            "regex({:?}).find.exists, but it was not found",
-            pattern.as_str()
-        ));
+        return Some(why);
     }
     if let Some(json) = &c.json {
         let parsed = serde_json::from_str::<serde_json::Value>(text).ok();
