@@ -53,18 +53,27 @@ VOLLEY = {"wrk": 1.0, "h2load": 0.9, "rss_mb": 200}
 CURVE = {20: 0.75, 70: 0.45}
 
 
+def curve_base(config):
+    """The bare server `config`'s ratio is taken to: its own stack's (`jvm-bare` for the JVM's
+    configs, `bare` for the Rust ones, an `other-` build's included)."""
+    return "jvm-bare" if config.startswith("jvm-") else "bare"
+
+
 def curve(rows):
-    """The logging curve of `rows` ((round, lines, config, req/s, emitted, written) tuples; the
-    config `bare` is each round's base): per (config, lines), the median of the rounds' ratios
-    to bare and the lines dropped in all; and the misses of the goals. At every N, lossless
-    ferrowizard must be ahead of every other lossless config, and of every lossy one that
-    dropped nothing; at 20 and 70 lines, at least CURVE's ratio."""
-    base = {(r, n): rps for r, n, c, rps, _, _ in rows if c == "bare"}
+    """The logging curve of `rows` ((round, lines, config, req/s, emitted, written) tuples; each
+    stack's bare config, `bare` or `jvm-bare`, is each round's base for that stack): per
+    (config, lines), the median of the rounds' ratios to its bare and the lines dropped in all;
+    and the misses of the goals. At every N, lossless ferrowizard must be ahead of every other
+    lossless config, and of every lossy one that dropped nothing; at 20 and 70 lines, at least
+    CURVE's ratio. ferrowizard's own configs (its lossy mode, an `other-` build) are no rivals."""
+    bases = ("bare", "jvm-bare")
+    base = {(r, n, c): rps for r, n, c, rps, _, _ in rows if c in bases}
     ratios, dropped = {}, {}
     for r, n, c, rps, emitted, written in rows:
-        if c == "bare" or (r, n) not in base:
+        key = (r, n, curve_base(c))
+        if c in bases or key not in base:
             continue
-        ratios.setdefault((c, n), []).append(rps / base[(r, n)])
+        ratios.setdefault((c, n), []).append(rps / base[key])
         dropped[(c, n)] = dropped.get((c, n), 0) + max(0, emitted - written)
     table = {k: (statistics.median(v), dropped[k]) for k, v in ratios.items()}
     misses = []
@@ -75,8 +84,7 @@ def curve(rows):
             misses.append(f"{n} lines: no {ours} figure")
             continue
         for (c, m), (ratio, lost) in table.items():
-            # ferrowizard's own lossy mode is no rival of its lossless one.
-            if m != n or c.startswith("ferrowizard"):
+            if m != n or c.startswith(("ferrowizard", "other-")):
                 continue
             rival = c.endswith("-lossless") or not c.endswith("-lossy") or lost == 0
             if rival and ratio >= mine[0]:

@@ -183,7 +183,7 @@ if __name__ == "__main__":
 class Curve(unittest.TestCase):
     """logcurve.sh's verdict: ratios to each round's bare, drops summed, the goals."""
 
-    def rows(self, ours_20=0.8, fmt_20=0.6, lossy_20=0.9, lossy_lost=10):
+    def rows(self, ours_20=0.8, fmt_20=0.6, lossy_20=0.9, lossy_lost=10, jvm_20=0.3):
         rows = []
         for r in ("0", "1", "2"):
             for n, bare in ((20, 1000.0), (70, 1000.0)):
@@ -192,6 +192,8 @@ class Curve(unittest.TestCase):
                 rows.append((r, n, "fmt", bare * (fmt_20 if n == 20 else 0.4), 10, 10))
                 rows.append((r, n, "slog-lossy", bare * (lossy_20 if n == 20 else 0.45), 10, 10 - lossy_lost))
                 rows.append((r, n, "ferrowizard-lossy", bare * 0.99, 10, 10))
+                rows.append((r, n, "jvm-bare", bare * 2, 0, 0))
+                rows.append((r, n, "jvm-lossless", bare * jvm_20 * 2 if n == 20 else bare * 0.2, 10, 10))
         return rows
 
     def test_a_lossy_logger_that_drops_is_no_rival(self):
@@ -207,6 +209,49 @@ class Curve(unittest.TestCase):
         _, misses = goals.curve(self.rows(lossy_lost=0))
         self.assertTrue(any("slog-lossy" in m for m in misses), misses)
 
+    def test_the_jvm_is_judged_against_its_own_bare(self):
+        """Twice the Rust bare's req/s, so a ratio to `bare` would put it ahead."""
+        table, misses = goals.curve(self.rows())
+        self.assertAlmostEqual(table[("jvm-lossless", 20)][0], 0.3)
+        self.assertNotIn(("jvm-bare", 20), table)
+        self.assertEqual(misses, [])
+        _, misses = goals.curve(self.rows(jvm_20=0.81))
+        self.assertTrue(any("jvm-lossless 0.810x" in m for m in misses), misses)
+
     def test_the_goals_at_20_lines(self):
         _, misses = goals.curve(self.rows(ours_20=0.7, fmt_20=0.6))
         self.assertTrue(any("0.700x < 0.75x" in m for m in misses), misses)
+
+
+class CurveChart(unittest.TestCase):
+    """The chart of logcurve.sh: lossy dashed, lossless solid, a cross where lines dropped."""
+
+    def test_modes_and_drops_are_drawn_apart(self):
+        import logcurve_chart
+
+        table = {
+            ("ferrowizard-lossless", 5): (0.9, 0),
+            ("ferrowizard-lossless", 70): (0.5, 0),
+            ("slog-lossy", 5): (0.6, 0),
+            ("slog-lossy", 70): (0.3, 1234),
+            ("fmt", 5): (0.5, 0),
+            ("fmt", 70): (0.1, 0),
+        }
+        svg = logcurve_chart.chart(table)
+        lines = [l for l in svg.splitlines() if l.startswith("<polyline")]
+        self.assertEqual(len(lines), 3)
+        dashed = [l for l in lines if "stroke-dasharray" in l]
+        self.assertEqual(len(dashed), 1)
+        self.assertIn('stroke="#8c564b"', dashed[0])
+        # One cross (slog-lossy at 70, plus the legend's) and five dots (plus the legend's).
+        self.assertEqual(svg.count("<path d="), 2)
+        self.assertEqual(svg.count("<circle"), 6)
+        self.assertIn("slog + slog-async, lossy", svg)
+        self.assertIn("tracing-subscriber fmt, blocking", svg)
+        self.assertIn("goal 0.45x", svg)
+
+    def test_no_figures_is_an_error(self):
+        import logcurve_chart
+
+        with self.assertRaises(ValueError):
+            logcurve_chart.chart({})
