@@ -65,6 +65,9 @@ struct Args {
     /// Tokio worker threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// ferrowizard's `queueSize` (its default when unset).
+    #[arg(long)]
+    queue_size: Option<usize>,
 }
 
 static EMITTED: AtomicU64 = AtomicU64::new(0);
@@ -168,9 +171,13 @@ fn install(args: &Args) -> anyhow::Result<Flush> {
         Logger::Bare => Ok(Flush::None),
         Logger::Ferrowizard => {
             let threshold = if args.lossless { "0" } else { "-1" };
+            let queue = args
+                .queue_size
+                .map(|n| format!("    queueSize: {n}\n"))
+                .unwrap_or_default();
             let yaml = format!(
                 "level: INFO\nappenders:\n  - type: file\n    currentLogFilename: {}\n    \
-                 archive: false\n    discardingThreshold: {threshold}\n",
+                 archive: false\n    discardingThreshold: {threshold}\n{queue}",
                 file.display()
             );
             let factory: ferrowizard_logging::LoggingFactory = ferrowizard_config::Loader::new()

@@ -76,10 +76,12 @@ const INLINE_TEXT: usize = 256;
 /// more allocates no more). Hand-written rather than a `SmallVec<[u8; N]>`, whose general
 /// `insert_from_slice` costs more than the copy itself on this path.
 #[derive(Clone)]
+#[repr(C)]
 pub struct Text {
-    inline: [u8; INLINE_TEXT],
-    /// Bytes used in `inline`; `INLINE_TEXT + 1` once the text lives in `spilled`.
+    /// Bytes used in `inline`; `INLINE_TEXT + 1` once the text lives in `spilled`. First,
+    /// beside the inline bytes a short text uses.
     len: usize,
+    inline: [u8; INLINE_TEXT],
     spilled: String,
 }
 
@@ -269,31 +271,41 @@ const INLINE_FIELDS: usize = 4;
 ///     [("symbol", FieldValue::Str(b"ACME")), ("seq", FieldValue::U64(42))]
 /// );
 /// ```
+///
+/// The fields are laid out in the order an event touches them (`repr(C)`): what every event
+/// writes, then its fields, then the text, whose first bytes hold a typical event's message;
+/// the rest of the text buffer, and what few events have (caller data, MDC, an error), come
+/// last and are not even cleared unless used. A typical event then writes the first few
+/// cache lines of its slot, and the ring asks for no more than those
+/// ([`Record::HOT_BYTES`]): each line is one the writer thread read last, on another core.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Record {
     /// The event's level.
     level: Level,
-    /// The logger (the `tracing` target, or the `log` crate's target, interned).
-    target: &'static str,
-    /// When the event happened (the writer turns it into text).
-    time: SystemTime,
-    /// The logging thread's name (interned once per thread).
-    thread: &'static str,
-    /// The message, the text of text fields and of span fields, back to back.
-    text: Text,
+    /// For a request-log line: the message is the whole line, already formatted.
+    preformatted: bool,
+    /// Whether `caller`, `mdc` or `exception` may hold something (see [`Record::clear`]).
+    extra: bool,
     /// Where the message is in `text`.
     message: Range<u32>,
+    /// When the event happened (the writer turns it into text).
+    time: SystemTime,
+    /// The logger (the `tracing` target, or the `log` crate's target, interned).
+    target: &'static str,
+    /// The logging thread's name (interned once per thread).
+    thread: &'static str,
     /// The event's other fields.
     fields: SmallVec<[(&'static str, Value); INLINE_FIELDS]>,
+    /// The message, the text of text fields and of span fields, back to back.
+    text: Text,
+    /// Source file and line, when the appender asks for caller data.
+    caller: Option<(&'static str, u32)>,
     /// Fields of the enclosing spans (logback's MDC), innermost last: name and range of `text`.
     mdc: Vec<(&'static str, Range<u32>)>,
     /// An error recorded on the event (a field named `error`, or any `dyn Error`), with
     /// its chain of causes, one per line.
     exception: String,
-    /// Source file and line, when the appender asks for caller data.
-    caller: Option<(&'static str, u32)>,
-    /// For a request-log line: the message is the whole line, already formatted.
-    preformatted: bool,
 }
 
 impl Default for Record {
@@ -305,6 +317,7 @@ impl Default for Record {
             thread: "",
             text: Text::default(),
             message: 0..0,
+            extra: false,
             fields: SmallVec::new(),
             mdc: Vec::new(),
             exception: String::new(),
@@ -374,19 +387,32 @@ fn range(start: usize, end: usize) -> Range<u32> {
 }
 
 impl Record {
+    /// The bytes at the front of a record that a typical event writes: everything before
+    /// the text's inline bytes, and their first cache line (a message with a few text
+    /// fields). The ring brings these into the logging thread's cache when it claims a
+    /// slot, and leaves the rest of the slot alone.
+    pub(crate) const HOT_BYTES: usize =
+        std::mem::offset_of!(Record, text) + std::mem::offset_of!(Text, inline) + 64;
+
     /// An empty record; it has room for a typical event inline.
     pub fn with_capacity() -> Record {
         Record::default()
     }
 
-    /// Empties the record for reuse, keeping its buffers' capacity.
+    /// Empties the record for reuse, keeping its buffers' capacity. Caller data, the MDC
+    /// and the error are cleared only when the last event set one: their cache lines are
+    /// left alone otherwise.
+    #[inline]
     pub fn clear(&mut self) {
         self.text.clear();
         self.message = 0..0;
         self.fields.clear();
-        self.mdc.clear();
-        self.exception.clear();
-        self.caller = None;
+        if self.extra {
+            self.mdc.clear();
+            self.exception.clear();
+            self.caller = None;
+            self.extra = false;
+        }
         self.preformatted = false;
     }
 
@@ -448,6 +474,7 @@ impl Record {
     /// the error, then `\nCaused by: ...` per cause).
     #[inline]
     pub fn push_exception(&mut self, text: &str) {
+        self.extra = true;
         self.exception.push_str(text);
     }
 
@@ -460,6 +487,7 @@ impl Record {
     /// Sets (or, with `None`, removes) the source file and line.
     #[inline]
     pub fn set_caller(&mut self, caller: Option<(&'static str, u32)>) {
+        self.extra |= caller.is_some();
         self.caller = caller;
     }
 
@@ -546,9 +574,12 @@ impl Record {
         self.text.push_str(other.text.as_str());
         self.message = other.message.clone();
         self.fields.extend(other.fields.iter().copied());
-        self.mdc.extend(other.mdc.iter().cloned());
-        self.exception.push_str(&other.exception);
-        self.caller = other.caller;
+        if other.extra {
+            self.extra = true;
+            self.mdc.extend(other.mdc.iter().cloned());
+            self.exception.push_str(&other.exception);
+            self.caller = other.caller;
+        }
         self.preformatted = other.preformatted;
     }
 
@@ -602,6 +633,7 @@ impl Record {
     pub fn push_mdc(&mut self, key: &'static str, value: &str) {
         let start = self.text.len();
         self.text.push_str(value);
+        self.extra = true;
         self.mdc.push((key, range(start, self.text.len())));
     }
 }
@@ -670,6 +702,7 @@ impl Visit for FieldVisitor<'_> {
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.record.extra = true;
         let exception = &mut self.record.exception;
         let _ = write!(exception, "{value}");
         let mut source = value.source();
@@ -749,5 +782,41 @@ mod text_tests {
             assert_eq!(text.len(), expected.len());
             i += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod reuse_tests {
+    use super::Record;
+
+    /// Catches: `clear` skipping the caller, MDC or error of the event before (they are
+    /// cleared only when set), and `copy_from` dropping them or not marking them set.
+    #[test]
+    fn a_reused_record_keeps_nothing_of_the_event_before() {
+        let mut record = Record::default();
+        record.push_exception("boom");
+        record.push_mdc("requestId", "abc");
+        record.set_caller(Some(("src/a.rs", 3)));
+        record.clear();
+        assert_eq!(record.exception(), "");
+        assert_eq!(record.mdc_entries().count(), 0);
+        assert_eq!(record.caller(), None);
+
+        let mut source = Record::default();
+        source.push_mdc("k", "v");
+        source.push_exception("bad");
+        let mut copy = Record::default();
+        copy.copy_from(&source);
+        assert_eq!(copy.mdc_value("k"), Some("v"));
+        assert_eq!(copy.exception(), "bad");
+        copy.clear();
+        assert_eq!(copy.mdc_value("k"), None);
+        assert_eq!(copy.exception(), "");
+
+        // A plain event after one with extras, and a plain copy over a record with extras.
+        record.set_caller(Some(("src/b.rs", 9)));
+        copy.copy_from(&Record::default());
+        assert_eq!(copy.caller(), None);
+        assert_eq!(copy.exception(), "");
     }
 }

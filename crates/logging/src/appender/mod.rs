@@ -198,7 +198,7 @@ impl Appender {
         let name = name.into();
         // Every record that can be in flight exists from the start, with room for a typical
         // event: the request threads never allocate one.
-        let (ring, consumer) = Ring::new(policy.capacity, Record::with_capacity);
+        let (ring, consumer) = Ring::new(policy.capacity, Record::HOT_BYTES, Record::with_capacity);
         let counters = Arc::new(Counters::default());
         let sleep = Arc::new(Sleep::default());
         let room = Arc::new(Room::default());

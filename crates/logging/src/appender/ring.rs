@@ -63,6 +63,7 @@ const CLOSED: u64 = 1 << 63;
 /// The consumer makes the slots it read available again at least this often.
 pub(crate) const RELEASE_EVERY: u64 = 32;
 
+#[repr(C)]
 struct Slot<T> {
     /// `index + 1` once the producer that claimed `index` has filled the value.
     stamp: AtomicU64,
@@ -79,6 +80,8 @@ pub(crate) struct Ring<T> {
     slots: Box<[CachePadded<Slot<T>>]>,
     mask: u64,
     capacity: u64,
+    /// Cache lines at the front of a slot that a producer writes (see [`Ring::prefetch`]).
+    hot_lines: usize,
 }
 
 // SAFETY: a slot's value is reached only through a `Claim` (by the one producer whose
@@ -100,8 +103,13 @@ impl<T> std::fmt::Debug for Ring<T> {
 }
 
 impl<T> Ring<T> {
-    /// A ring of `capacity` values made by `init`, and its one consumer.
-    pub(crate) fn new(capacity: usize, mut init: impl FnMut() -> T) -> (Arc<Ring<T>>, Consumer<T>) {
+    /// A ring of `capacity` values made by `init`, and its one consumer. A producer writes
+    /// the first `hot_bytes` of a value, typically (see [`Ring::prefetch`]).
+    pub(crate) fn new(
+        capacity: usize,
+        hot_bytes: usize,
+        mut init: impl FnMut() -> T,
+    ) -> (Arc<Ring<T>>, Consumer<T>) {
         let capacity = capacity.max(1) as u64;
         let size = capacity.next_power_of_two();
         let slots = (0..size)
@@ -118,6 +126,9 @@ impl<T> Ring<T> {
             slots,
             mask: size - 1,
             capacity,
+            hot_lines: (std::mem::offset_of!(Slot<T>, value) + hot_bytes)
+                .div_ceil(64)
+                .min(std::mem::size_of::<CachePadded<Slot<T>>>() / 64),
         });
         let consumer = Consumer {
             ring: ring.clone(),
@@ -143,16 +154,18 @@ impl<T> Ring<T> {
         self.tail.load(Ordering::SeqCst) & !CLOSED
     }
 
-    /// Asks the CPU to bring slot `index`'s cache lines here, for writing: the next claim
+    /// Asks the CPU to bring slot `index`'s hot cache lines here, for writing: the next claim
     /// will likely be that slot, and the writer thread (another core) read it last, so
-    /// without this the first stores into it wait for the lines to come back.
+    /// without this the first stores into it wait for the lines to come back. Only the lines
+    /// a typical value writes: the rest of a slot (a long text's buffer) would take the
+    /// lines from the writer's cache and from this core's for nothing.
     #[inline]
     fn prefetch(&self, index: u64) {
         #[cfg(all(target_arch = "x86_64", not(loom)))]
         {
             let slot = &self.slots[(index & self.mask) as usize];
             let start = (slot as *const CachePadded<Slot<T>>).cast::<i8>();
-            for line in 0..std::mem::size_of::<CachePadded<Slot<T>>>() / 64 {
+            for line in 0..self.hot_lines {
                 // SAFETY: a prefetch is a hint with no effect on memory or program state, and
                 // the address is inside the slot anyway.
                 unsafe {
@@ -336,7 +349,7 @@ mod tests {
 
     #[test]
     fn values_come_out_in_order_and_the_ring_fills() {
-        let (ring, mut consumer) = Ring::new(3, || 0u64);
+        let (ring, mut consumer) = Ring::new(3, 8, || 0u64);
         assert_eq!(ring.capacity(), 3);
         for i in 1..=3 {
             let mut claim = ring.try_claim(3).expect("room");
@@ -361,7 +374,7 @@ mod tests {
 
     #[test]
     fn an_unpublished_claim_holds_back_the_values_after_it() {
-        let (ring, mut consumer) = Ring::new(4, || 0u32);
+        let (ring, mut consumer) = Ring::new(4, 8, || 0u32);
         let mut first = ring.try_claim(4).expect("room");
         ring.try_claim(4).expect("room").fill(|v| *v = 2);
         assert_eq!(consumer.pop(|v| *v), None, "the first is not published yet");
@@ -373,7 +386,7 @@ mod tests {
 
     #[test]
     fn claims_after_close_are_refused() {
-        let (ring, mut consumer) = Ring::new(4, || 0u32);
+        let (ring, mut consumer) = Ring::new(4, 8, || 0u32);
         ring.try_claim(4).expect("room").fill(|v| *v = 1);
         assert_eq!(consumer.close(), 1, "drain up to index 1");
         assert_eq!(ring.try_claim(4).err(), Some(Refused::Closed));
@@ -385,7 +398,7 @@ mod tests {
     #[test]
     fn four_producers_each_in_order_none_lost() {
         const PER: u64 = 20_000;
-        let (ring, mut consumer) = Ring::new(64, || (0usize, 0u64));
+        let (ring, mut consumer) = Ring::new(64, 8, || (0usize, 0u64));
         let producers: Vec<_> = (0..4)
             .map(|p| {
                 let ring = ring.clone();
@@ -444,7 +457,7 @@ pub(super) mod loom_tests {
     #[test]
     fn two_producers_one_slot() {
         model(|| {
-            let (ring, mut consumer) = Ring::new(1, || (0u8, 0u8));
+            let (ring, mut consumer) = Ring::new(1, 8, || (0u8, 0u8));
             let producers: Vec<_> = (1..=2u8)
                 .map(|p| {
                     let ring = ring.clone();
@@ -481,7 +494,7 @@ pub(super) mod loom_tests {
     #[test]
     fn close_races_with_a_claim() {
         model(|| {
-            let (ring, mut consumer) = Ring::new(2, || 0u8);
+            let (ring, mut consumer) = Ring::new(2, 8, || 0u8);
             let producer = {
                 let ring = ring.clone();
                 thread::spawn(move || match ring.try_claim(2) {

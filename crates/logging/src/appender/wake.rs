@@ -154,7 +154,7 @@ mod loom_tests {
     #[test]
     fn a_sleeping_writer_is_woken_by_a_claim() {
         model(|| {
-            let (ring, mut consumer) = Ring::new(2, || 0u8);
+            let (ring, mut consumer) = Ring::new(2, 8, || 0u8);
             let sleep = Arc::new(Sleep::default());
             let writer = {
                 let sleep = sleep.clone();
@@ -191,7 +191,7 @@ mod loom_tests {
     #[test]
     fn a_waiting_producer_is_woken_when_room_is_freed() {
         model(|| {
-            let (ring, mut consumer) = Ring::new(1, || 0u8);
+            let (ring, mut consumer) = Ring::new(1, 8, || 0u8);
             let room = Arc::new(Room::default());
             ring.try_claim(1).expect("room").fill(|v| *v = 1);
             let producer = {
