@@ -124,6 +124,9 @@ for ((r = 0; r < rounds; r++)); do
       emitted=$(sed -n 's/^emitted \([0-9]*\) lines.*/\1/p' "$out")
       [ -n "$emitted" ] || { echo "logcurve $config stopped without its count"; cat "$out"; exit 1; }
       written=$( [ -f "$file" ] && wc -l <"$file" || echo 0 )
+      # Gone before the next config runs: a file's dirty pages left in the page cache would be
+      # written back to disk during the next runs, on the cores they measure.
+      rm -f "$file"
       echo "$r $n $config $rps $emitted $written" | tee -a "$rows"
     done
   done

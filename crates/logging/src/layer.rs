@@ -105,15 +105,14 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     let meta = event.metadata();
-    // What needs no slot first (the clock, the thread's name), while the slot's cache lines,
+    // What needs no slot first (the thread's name), while the slot's cache lines,
     // asked for when it was claimed, are on their way from the writer's core.
-    let time = std::time::SystemTime::now();
     let thread = crate::record::thread_name();
     record.clear();
     record.set_level(*meta.level());
     // A `log` record's own target replaces tracing-log's `log` (see `FieldVisitor`).
     record.set_target(meta.target());
-    record.set_time(time);
+    record.set_now();
     record.set_thread(thread);
     event.record(&mut FieldVisitor { record });
     if caller {

@@ -23,6 +23,8 @@
 
 pub mod appender;
 mod build;
+mod bytes;
+mod clock;
 pub mod config;
 pub mod context;
 mod json_escape;

@@ -15,6 +15,8 @@ use smallvec::SmallVec;
 use tracing::Level;
 use tracing::field::{Field, Visit};
 
+use crate::bytes::put;
+
 /// A field's value as captured: text lives in the record's buffer, the rest as it came.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
@@ -51,9 +53,9 @@ impl FieldValue<'_> {
     /// Appends the value as text.
     pub fn write(&self, out: &mut Vec<u8>) {
         match *self {
-            FieldValue::Str(s) => out.extend_from_slice(s),
-            FieldValue::U64(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
-            FieldValue::I64(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            FieldValue::Str(s) => put(out, s),
+            FieldValue::U64(v) => put(out, itoa::Buffer::new().format(v).as_bytes()),
+            FieldValue::I64(v) => put(out, itoa::Buffer::new().format(v).as_bytes()),
             // ryu's shortest round-trip form, several times faster than `Display`.
             FieldValue::F64(v) if v.is_finite() => {
                 out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes())
@@ -61,7 +63,7 @@ impl FieldValue<'_> {
             FieldValue::F64(v) => {
                 let _ = std::io::Write::write_fmt(out, format_args!("{v}"));
             }
-            FieldValue::Bool(v) => out.extend_from_slice(if v { b"true" } else { b"false" }),
+            FieldValue::Bool(v) => put(out, if v { b"true" } else { b"false" }),
         }
     }
 }
@@ -239,6 +241,15 @@ impl fmt::Debug for Text {
     }
 }
 
+/// When an event happened: a wall-clock time given by the caller (`set_time`, a request-log
+/// line's start), or a reading of the CPU's counter taken when the event was captured, which
+/// the writer dates (see `clock`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stamp {
+    Wall(SystemTime),
+    Ticks(u64),
+}
+
 /// Fields kept inline in the record before spilling to the heap (the spill is kept, so a
 /// record that once held more allocates no more).
 const INLINE_FIELDS: usize = 4;
@@ -290,7 +301,7 @@ pub struct Record {
     /// Where the message is in `text`.
     message: Range<u32>,
     /// When the event happened (the writer turns it into text).
-    time: SystemTime,
+    time: Stamp,
     /// The logger (the `tracing` target, or the `log` crate's target, interned).
     target: &'static str,
     /// The logging thread's name (interned once per thread).
@@ -313,7 +324,7 @@ impl Default for Record {
         Record {
             level: Level::INFO,
             target: "",
-            time: UNIX_EPOCH,
+            time: Stamp::Wall(UNIX_EPOCH),
             thread: "",
             text: Text::default(),
             message: 0..0,
@@ -443,13 +454,31 @@ impl Record {
     /// When the event happened (the writer turns it into text).
     #[inline]
     pub fn time(&self) -> SystemTime {
-        self.time
+        match self.time {
+            Stamp::Wall(time) => time,
+            Stamp::Ticks(_) => {
+                let nanos = self.unix_nanos();
+                let since = std::time::Duration::from_nanos(nanos.unsigned_abs() as u64);
+                if nanos >= 0 {
+                    UNIX_EPOCH + since
+                } else {
+                    UNIX_EPOCH - since
+                }
+            }
+        }
     }
 
     /// Sets when the event happened.
     #[inline]
     pub fn set_time(&mut self, time: SystemTime) {
-        self.time = time;
+        self.time = Stamp::Wall(time);
+    }
+
+    /// Sets the time to now, as a reading of the CPU's counter that the writer dates (see
+    /// `clock`): what capturing an event does.
+    #[inline]
+    pub(crate) fn set_now(&mut self) {
+        self.time = Stamp::Ticks(crate::clock::now());
     }
 
     /// The logging thread's name (interned once per thread: see [`thread_name`]).
@@ -513,24 +542,31 @@ impl Record {
         self.text.clear();
         self.preformatted = true;
         self.level = level;
-        self.time = time;
+        self.time = Stamp::Wall(time);
         self.set_message(write);
     }
 
     /// Fills in the time and the current thread's name.
     pub fn stamp(&mut self) {
-        self.time = SystemTime::now();
+        self.time = Stamp::Wall(SystemTime::now());
         self.thread = thread_name();
     }
 
     /// Nanoseconds since the Unix epoch.
     pub fn unix_nanos(&self) -> i128 {
-        unix_nanos(self.time)
+        match self.time {
+            Stamp::Wall(time) => unix_nanos(time),
+            Stamp::Ticks(ticks) => i128::from(crate::clock::unix_nanos(ticks)),
+        }
     }
 
     /// Whole seconds since the Unix epoch (floored) and the nanoseconds past them.
     pub fn unix_time(&self) -> (i64, u32) {
-        match self.time.duration_since(UNIX_EPOCH) {
+        let time = match self.time {
+            Stamp::Wall(time) => time,
+            Stamp::Ticks(ticks) => return crate::clock::unix_time(ticks),
+        };
+        match time.duration_since(UNIX_EPOCH) {
             Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
             Err(e) => {
                 let d = e.duration();

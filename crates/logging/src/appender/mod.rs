@@ -196,6 +196,8 @@ impl Appender {
         sink: Box<dyn Sink>,
     ) -> std::io::Result<Appender> {
         let name = name.into();
+        // The clock events are stamped with is calibrated now, not on the first event.
+        crate::clock::start();
         // Every record that can be in flight exists from the start, with room for a typical
         // event: the request threads never allocate one.
         let (ring, consumer) = Ring::new(policy.capacity, Record::HOT_BYTES, Record::with_capacity);

@@ -57,6 +57,11 @@ mod sync {
     }
 }
 
+/// How many slots ahead of the one just filled a producer asks for the next lines it will
+/// write: a line the writer's core read last takes longer to come than one event takes to
+/// capture, and a request logs its lines in a burst.
+const PREFETCH_AHEAD: u64 = 2;
+
 /// Set in `tail` once the consumer has closed: no claim succeeds after that.
 const CLOSED: u64 = 1 << 63;
 
@@ -263,7 +268,7 @@ impl<T> Drop for Claim<'_, T> {
     #[inline]
     fn drop(&mut self) {
         self.publish();
-        self.ring.prefetch(self.index + 1);
+        self.ring.prefetch(self.index + PREFETCH_AHEAD);
     }
 }
 

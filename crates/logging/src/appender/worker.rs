@@ -231,6 +231,8 @@ impl Worker {
     /// Formats what is queued into batches and writes them. Returns how many lines it took.
     fn drain(&mut self) -> u64 {
         let mut taken = 0;
+        // The events' counter readings are dated against the clocks as they are now.
+        crate::clock::anchor();
         loop {
             let Worker {
                 consumer,

@@ -10,6 +10,7 @@ use std::time::Instant;
 use jiff::tz::TimeZone;
 
 use super::time::DateFormat;
+use crate::bytes::put;
 use crate::record::Record;
 
 /// A compiled pattern.
@@ -392,7 +393,7 @@ impl PatternLayout {
         let print_exception = !self.has_exception() && !record.exception().is_empty();
         for token in &mut self.tokens {
             match token {
-                Token::Literal(text) => out.extend_from_slice(text.as_bytes()),
+                Token::Literal(text) => put(out, text.as_bytes()),
                 Token::Field(conversion, pad) => {
                     let start = out.len();
                     write_conversion(conversion, record, started, out);
@@ -401,7 +402,7 @@ impl PatternLayout {
             }
         }
         if print_exception {
-            out.extend_from_slice(record.exception().as_bytes());
+            put(out, record.exception().as_bytes());
             out.push(b'\n');
         }
     }
@@ -414,34 +415,34 @@ fn write_conversion(
     out: &mut Vec<u8>,
 ) {
     match conversion {
-        Conversion::Level => out.extend_from_slice(record.level().as_str().as_bytes()),
+        Conversion::Level => put(out, record.level().as_str().as_bytes()),
         Conversion::Date(format) => {
             let (second, nanos) = record.unix_time();
             format.write_parts(second, nanos, out)
         }
-        Conversion::Logger(None) => out.extend_from_slice(record.target().as_bytes()),
+        Conversion::Logger(None) => put(out, record.target().as_bytes()),
         Conversion::Logger(Some(n)) => abbreviate(record.target(), *n, out),
         Conversion::Message => write_message(record, out),
         Conversion::Newline => out.push(b'\n'),
-        Conversion::Thread => out.extend_from_slice(record.thread().as_bytes()),
+        Conversion::Thread => put(out, record.thread().as_bytes()),
         Conversion::Mdc(Some(key)) => {
             if let Some(v) = record.mdc_value(key) {
-                out.extend_from_slice(v.as_bytes());
+                put(out, v.as_bytes());
             }
         }
         Conversion::Mdc(None) => {
             for (i, (k, v)) in record.mdc_entries().enumerate() {
                 if i > 0 {
-                    out.extend_from_slice(b", ");
+                    put(out, b", ");
                 }
-                out.extend_from_slice(k.as_bytes());
+                put(out, k.as_bytes());
                 out.push(b'=');
-                out.extend_from_slice(v.as_bytes());
+                put(out, v.as_bytes());
             }
         }
         Conversion::Exception => {
             if !record.exception().is_empty() {
-                out.extend_from_slice(record.exception().as_bytes());
+                put(out, record.exception().as_bytes());
                 out.push(b'\n');
             }
         }
@@ -449,7 +450,7 @@ fn write_conversion(
             let _ =
                 std::io::Write::write_fmt(out, format_args!("{}", started.elapsed().as_millis()));
         }
-        Conversion::File => out.extend_from_slice(record.caller().map_or("?", |c| c.0).as_bytes()),
+        Conversion::File => put(out, record.caller().map_or("?", |c| c.0).as_bytes()),
         Conversion::Line => match record.caller() {
             Some((_, line)) => {
                 let _ = std::io::Write::write_fmt(out, format_args!("{line}"));
@@ -462,12 +463,12 @@ fn write_conversion(
 /// `%m`: the message, then the event's fields as ` name=value`.
 pub(crate) fn write_message(record: &Record, out: &mut Vec<u8>) {
     let start = out.len();
-    out.extend_from_slice(record.message_bytes());
+    put(out, record.message_bytes());
     for (name, value) in record.fields() {
         if out.len() > start {
             out.push(b' ');
         }
-        out.extend_from_slice(name.as_bytes());
+        put(out, name.as_bytes());
         out.push(b'=');
         value.write(out);
     }
@@ -509,7 +510,7 @@ fn apply_pad(pad: Pad, start: usize, out: &mut Vec<u8>) {
     if len < pad.min {
         let fill = pad.min - len;
         if pad.left {
-            out.extend(std::iter::repeat_n(b' ', fill));
+            out.resize(out.len() + fill, b' ');
         } else {
             out.splice(start..start, std::iter::repeat_n(b' ', fill));
         }

@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 
 use jiff::tz::TimeZone;
 
+use crate::bytes::put;
+
 /// One piece of a date pattern.
 #[derive(Clone, Debug, PartialEq)]
 enum Item {
@@ -115,11 +117,11 @@ impl DateFormat {
         let cached = self.cached.as_bytes();
         let mut done = 0;
         for &(at, width) in &self.millis_at {
-            out.extend_from_slice(&cached[done..at]);
+            put(out, &cached[done..at]);
             write_millis(out, millis, width);
             done = at;
         }
-        out.extend_from_slice(&cached[done..]);
+        put(out, &cached[done..]);
     }
 
     fn render_second(&mut self, second: i64) {
@@ -211,7 +213,7 @@ fn write_millis(out: &mut Vec<u8>, millis: u32, width: usize) {
         b'0' + (millis % 10) as u8,
     ];
     if width <= 3 {
-        out.extend_from_slice(&digits[3 - width.max(1)..]);
+        put(out, &digits[3 - width.max(1)..]);
     } else {
         out.extend(std::iter::repeat_n(b'0', width - 3));
         out.extend_from_slice(&digits);
