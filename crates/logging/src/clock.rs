@@ -38,6 +38,14 @@ pub(crate) fn now() -> u64 {
     clock().raw()
 }
 
+/// `time` in nanoseconds since the Unix epoch (negative before it).
+fn wall_nanos(time: SystemTime) -> i64 {
+    match time.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i64,
+        Err(e) => -(e.duration().as_nanos() as i64),
+    }
+}
+
 /// One reading of both clocks.
 #[derive(Clone, Copy, Debug)]
 struct Anchor {
@@ -60,7 +68,7 @@ pub(crate) fn anchor() {
 fn take_anchor() -> Anchor {
     let anchor = Anchor {
         ticks: now(),
-        unix_nanos: crate::record::unix_nanos(SystemTime::now()) as i64,
+        unix_nanos: wall_nanos(SystemTime::now()),
     };
     ANCHOR.with(|a| a.set(Some(anchor)));
     anchor
@@ -109,7 +117,7 @@ mod tests {
     /// not a writer.
     #[test]
     fn a_reading_is_dated_by_the_wall_clock_less_the_time_since() {
-        let wall = |t: SystemTime| crate::record::unix_nanos(t) as i64;
+        let wall = wall_nanos;
         let before = wall(SystemTime::now());
         let first = now();
         std::thread::sleep(Duration::from_millis(30));
@@ -137,9 +145,9 @@ mod tests {
     #[test]
     fn a_thread_without_an_anchor_takes_one() {
         let t = std::thread::spawn(|| {
-            let before = crate::record::unix_nanos(SystemTime::now()) as i64;
+            let before = wall_nanos(SystemTime::now());
             let n = unix_nanos(now());
-            let after = crate::record::unix_nanos(SystemTime::now()) as i64;
+            let after = wall_nanos(SystemTime::now());
             (before, n, after)
         });
         let (before, n, after) = t.join().unwrap();

@@ -288,7 +288,7 @@ const INLINE_FIELDS: usize = 4;
 /// the rest of the text buffer, and what few events have (caller data, MDC, an error), come
 /// last and are not even cleared unless used. A typical event then writes the first few
 /// cache lines of its slot, and the ring asks for no more than those
-/// ([`Record::HOT_BYTES`]): each line is one the writer thread read last, on another core.
+/// (`HOT_BYTES`): each line is one the writer thread read last, on another core.
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct Record {

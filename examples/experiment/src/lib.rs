@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod configs;
+pub mod curve;
 pub mod load;
 pub mod options;
 pub mod out_dir;

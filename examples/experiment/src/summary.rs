@@ -173,6 +173,11 @@ impl Summary<'_> {
             );
         }
         let compared: Vec<Compared> = self.outcomes.iter().map(Outcome::compared).collect();
+        let placed: Vec<(&str, u64, u64)> = self
+            .outcomes
+            .iter()
+            .map(|x| (x.name, x.written.lines, x.ok + x.ko))
+            .collect();
         let configs = self
             .outcomes
             .iter()
@@ -187,6 +192,7 @@ impl Summary<'_> {
              The report (DropWizard + Gatling, ~10 min): {}.\n\n\
              {}\n\n\
              {}\n\n\
+             {}\n\n\
              {configs}\n",
             self.started_at,
             o.users,
@@ -196,6 +202,7 @@ impl Summary<'_> {
             o.volley_threads,
             SEED.line(),
             crate::verdict::paragraph(&compared, &SEED),
+            crate::curve::paragraph(&placed),
             self.ledger.paragraph(o.keep_logs),
         )
     }
