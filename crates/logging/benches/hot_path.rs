@@ -226,6 +226,14 @@ fn format(c: &mut Criterion) {
             layout.format(black_box(&record), &mut out);
         })
     });
+    // A busy writer's case: a thousand lines a millisecond, from one logger and thread.
+    group.bench_function("pattern_format_busy", |b| {
+        b.iter(|| {
+            out.clear();
+            record.set_time(record.time() + Duration::from_micros(1));
+            layout.format(black_box(&record), &mut out);
+        })
+    });
     group.finish();
 }
 

@@ -18,6 +18,66 @@ use crate::record::Record;
 pub struct PatternLayout {
     tokens: Vec<Token>,
     started: Instant,
+    /// Whether the pattern prints the exception itself (logback appends it otherwise).
+    has_exception: bool,
+    /// Whether it prints the date anywhere (the line's time is then read once, up front).
+    dated: bool,
+    /// The line's beginning as the last line printed it (see [`Head`]).
+    head: Head,
+}
+
+/// The tokens at the start of a pattern that depend only on a line's level, millisecond,
+/// logger and thread (`%-5p [%d{ISO8601,UTC}] %c: ` in DropWizard's default), and their
+/// text for the last line formatted. A busy service writes thousands of lines a millisecond
+/// with the same level, logger and thread, so most lines copy that text instead of
+/// formatting the date, padding the level and copying the logger piece by piece.
+#[derive(Clone, Debug, Default)]
+struct Head {
+    /// How many of the pattern's first tokens it covers.
+    tokens: usize,
+    /// Whether those print the date.
+    dated: bool,
+    /// What the text was formatted for, if any.
+    key: Option<HeadKey>,
+    text: Vec<u8>,
+}
+
+/// What a pattern's head depends on. Names are compared by address and length: the same
+/// `&'static str` is the same text (a different copy of the same text renders the head
+/// again, which is only slower).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct HeadKey {
+    level: tracing::Level,
+    /// The second and millisecond, when the head prints the date (`%d` prints milliseconds
+    /// at most).
+    millisecond: (i64, u32),
+    target: (usize, usize),
+    thread: (usize, usize),
+}
+
+impl HeadKey {
+    fn of(line: &Line<'_>, dated: bool) -> HeadKey {
+        let name = |s: &str| (s.as_ptr() as usize, s.len());
+        let (second, nanos) = line.time;
+        HeadKey {
+            level: line.record.level(),
+            millisecond: if dated {
+                (second, nanos / 1_000_000)
+            } else {
+                (0, 0)
+            },
+            target: name(line.record.target()),
+            thread: name(line.record.thread()),
+        }
+    }
+}
+
+/// What a line is formatted from: the record, its time as (second, nanoseconds) since the
+/// Unix epoch when the pattern prints a date, and when the layout started (`%r`).
+struct Line<'a> {
+    record: &'a Record,
+    time: (i64, u32),
+    started: Instant,
 }
 
 #[derive(Clone, Debug)]
@@ -374,33 +434,67 @@ impl PatternLayout {
             };
             tokens.push(Token::Field(conversion, pad));
         }
+        let has_exception = tokens
+            .iter()
+            .any(|t| matches!(t, Token::Field(Conversion::Exception, _)));
+        let head_tokens = tokens
+            .iter()
+            .take_while(|t| {
+                matches!(
+                    t,
+                    Token::Literal(_)
+                        | Token::Field(
+                            Conversion::Level
+                                | Conversion::Date(_)
+                                | Conversion::Logger(_)
+                                | Conversion::Thread,
+                            _
+                        )
+                )
+            })
+            .count();
+        let head = Head {
+            tokens: head_tokens,
+            dated: tokens[..head_tokens]
+                .iter()
+                .any(|t| matches!(t, Token::Field(Conversion::Date(_), _))),
+            ..Head::default()
+        };
+        let dated = tokens
+            .iter()
+            .any(|t| matches!(t, Token::Field(Conversion::Date(_), _)));
         Ok(PatternLayout {
             tokens,
             started: Instant::now(),
+            has_exception,
+            dated,
+            head,
         })
-    }
-
-    /// Whether the pattern prints the exception itself (logback appends it otherwise).
-    fn has_exception(&self) -> bool {
-        self.tokens
-            .iter()
-            .any(|t| matches!(t, Token::Field(Conversion::Exception, _)))
     }
 
     /// Appends one formatted line for `record` to `out`.
     pub fn format(&mut self, record: &Record, out: &mut Vec<u8>) {
-        let started = self.started;
-        let print_exception = !self.has_exception() && !record.exception().is_empty();
-        for token in &mut self.tokens {
-            match token {
-                Token::Literal(text) => put(out, text.as_bytes()),
-                Token::Field(conversion, pad) => {
-                    let start = out.len();
-                    write_conversion(conversion, record, started, out);
-                    apply_pad(*pad, start, out);
-                }
+        let line = Line {
+            record,
+            time: if self.dated {
+                record.unix_time()
+            } else {
+                (0, 0)
+            },
+            started: self.started,
+        };
+        let print_exception = !self.has_exception && !record.exception().is_empty();
+        let (head, rest) = self.tokens.split_at_mut(self.head.tokens);
+        if !head.is_empty() {
+            let key = HeadKey::of(&line, self.head.dated);
+            if self.head.key != Some(key) {
+                self.head.text.clear();
+                write_tokens(head, &line, &mut self.head.text);
+                self.head.key = Some(key);
             }
+            put(out, &self.head.text);
         }
+        write_tokens(rest, &line, out);
         if print_exception {
             put(out, record.exception().as_bytes());
             out.push(b'\n');
@@ -408,16 +502,26 @@ impl PatternLayout {
     }
 }
 
-fn write_conversion(
-    conversion: &mut Conversion,
-    record: &Record,
-    started: Instant,
-    out: &mut Vec<u8>,
-) {
+/// Appends what `tokens` print for `record` to `out`.
+fn write_tokens(tokens: &mut [Token], line: &Line<'_>, out: &mut Vec<u8>) {
+    for token in tokens {
+        match token {
+            Token::Literal(text) => put(out, text.as_bytes()),
+            Token::Field(conversion, pad) => {
+                let start = out.len();
+                write_conversion(conversion, line, out);
+                apply_pad(*pad, start, out);
+            }
+        }
+    }
+}
+
+fn write_conversion(conversion: &mut Conversion, line: &Line<'_>, out: &mut Vec<u8>) {
+    let record = line.record;
     match conversion {
         Conversion::Level => put(out, record.level().as_str().as_bytes()),
         Conversion::Date(format) => {
-            let (second, nanos) = record.unix_time();
+            let (second, nanos) = line.time;
             format.write_parts(second, nanos, out)
         }
         Conversion::Logger(None) => put(out, record.target().as_bytes()),
@@ -447,8 +551,10 @@ fn write_conversion(
             }
         }
         Conversion::Relative => {
-            let _ =
-                std::io::Write::write_fmt(out, format_args!("{}", started.elapsed().as_millis()));
+            let _ = std::io::Write::write_fmt(
+                out,
+                format_args!("{}", line.started.elapsed().as_millis()),
+            );
         }
         Conversion::File => put(out, record.caller().map_or("?", |c| c.0).as_bytes()),
         Conversion::Line => match record.caller() {
@@ -541,6 +647,47 @@ mod tests {
         let mut out = Vec::new();
         layout.format(r, &mut out);
         String::from_utf8(out).unwrap()
+    }
+
+    /// One layout formatting a run of lines, each changing one thing the head depends on
+    /// (or nothing), prints what a fresh layout prints for each: a head kept from the line
+    /// before when its level, millisecond, logger or thread changed would show here.
+    #[test]
+    fn the_head_of_a_line_follows_what_it_prints() {
+        let patterns = [
+            crate::config::DEFAULT_LOG_FORMAT,
+            "%d{HH:mm:ss.SSS} [%t] %-5level %logger{1} - %msg%n",
+            "%.3c|%10.12t|%p %X{requestId} %m%n",
+            "[%thread] %m %d{yyyy}%n",
+        ];
+        let base =
+            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(1_392_044_642_619_000_000);
+        let micros = |n: u64| base + std::time::Duration::from_micros(n);
+        let changes: [&dyn Fn(&mut Record); 9] = [
+            &|_| {},
+            &|r| r.set_time(micros(300)),
+            &|r| r.set_time(micros(1_000)),
+            &|r| r.set_time(micros(1_001_000)),
+            &|r| r.set_level(Level::WARN),
+            &|r| r.set_target("realtime::quotes::book"),
+            &|r| r.set_target("realtime::orders"),
+            &|r| r.set_thread("worker-2"),
+            &|r| r.set_time(micros(999)),
+        ];
+        for pattern in patterns {
+            let mut layout = PatternLayout::new(pattern, &TimeZone::UTC).unwrap();
+            let mut r = record();
+            for change in changes {
+                change(&mut r);
+                let mut out = Vec::new();
+                layout.format(&r, &mut out);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    render(pattern, &r),
+                    "{pattern}"
+                );
+            }
+        }
     }
 
     #[test]
