@@ -39,10 +39,10 @@ pub(crate) fn now() -> u64 {
 }
 
 /// `time` in nanoseconds since the Unix epoch (negative before it).
-fn wall_nanos(time: SystemTime) -> i64 {
+pub(crate) fn wall_nanos(time: SystemTime) -> i128 {
     match time.duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_nanos() as i64,
-        Err(e) => -(e.duration().as_nanos() as i64),
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
     }
 }
 
@@ -68,7 +68,7 @@ pub(crate) fn anchor() {
 fn take_anchor() -> Anchor {
     let anchor = Anchor {
         ticks: now(),
-        unix_nanos: wall_nanos(SystemTime::now()),
+        unix_nanos: wall_nanos(SystemTime::now()) as i64,
     };
     ANCHOR.with(|a| a.set(Some(anchor)));
     anchor
@@ -117,7 +117,7 @@ mod tests {
     /// not a writer.
     #[test]
     fn a_reading_is_dated_by_the_wall_clock_less_the_time_since() {
-        let wall = wall_nanos;
+        let wall = |time| wall_nanos(time) as i64;
         let before = wall(SystemTime::now());
         let first = now();
         std::thread::sleep(Duration::from_millis(30));
@@ -145,9 +145,9 @@ mod tests {
     #[test]
     fn a_thread_without_an_anchor_takes_one() {
         let t = std::thread::spawn(|| {
-            let before = wall_nanos(SystemTime::now());
+            let before = wall_nanos(SystemTime::now()) as i64;
             let n = unix_nanos(now());
-            let after = wall_nanos(SystemTime::now());
+            let after = wall_nanos(SystemTime::now()) as i64;
             (before, n, after)
         });
         let (before, n, after) = t.join().unwrap();

@@ -380,10 +380,7 @@ pub fn intern(name: &str) -> &'static str {
 
 /// Nanoseconds since the Unix epoch of `time` (negative before it).
 pub fn unix_nanos(time: SystemTime) -> i128 {
-    match time.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_nanos() as i128,
-        Err(e) => -(e.duration().as_nanos() as i128),
-    }
+    crate::clock::wall_nanos(time)
 }
 
 /// The current time in nanoseconds since the Unix epoch.
