@@ -140,6 +140,48 @@ fn paced(n: u64, mut body: impl FnMut()) -> Duration {
     total
 }
 
+/// A request of the logging cost curve (`bench/logcurve.sh`): 70 events back to back, as a
+/// handler logs them, then about 7 µs of the request's own work. The whole request is timed,
+/// so that what the events leave behind (stores still on their way to the slots' cache
+/// lines, the caches the writer on the other core took) is charged to them; `work_only` is
+/// the same loop without the events: subtract it and divide by 70.
+fn burst(c: &mut Criterion) {
+    const LINES: u64 = 70;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut group = c.benchmark_group("burst_70");
+    let request = || {
+        for _ in 0..WORK_ROUNDS_PER_REQUEST / WORK_ROUNDS {
+            black_box(work());
+        }
+    };
+    group.bench_function("work_only", |b| b.iter(request));
+    let (logging, subscriber) = file_factory(dir.path(), "burst.log", true)
+        .build("bench")
+        .expect("build");
+    let dispatch = Dispatch::new(subscriber);
+    let mut request_id = 0u64;
+    tracing::dispatcher::with_default(&dispatch, || {
+        group.bench_function("ferrowizard_lossless", |b| {
+            b.iter(|| {
+                request_id += 1;
+                for line in 0..LINES {
+                    tracing::info!(target: "bench", request = black_box(request_id), line, user = "ada", "handled a step");
+                }
+                request();
+            })
+        });
+    });
+    let t = logging.shutdown(Duration::from_secs(60))[0].total();
+    eprintln!(
+        "burst_70: {} events, {} written, {} dropped",
+        t.emitted, t.written, t.dropped
+    );
+    group.finish();
+}
+
+/// Rounds of [`work`] in a request of [`burst`]: about 7 µs.
+const WORK_ROUNDS_PER_REQUEST: u32 = 3600;
+
 /// What an accepted event costs the caller. Thrown flat out (`enabled_info_3_fields`), the
 /// caller outruns the writer and most events take the early-drop path; paced by a request's
 /// worth of work, the writer keeps up and (the printed counters show) nothing or next to
@@ -234,6 +276,21 @@ fn format(c: &mut Criterion) {
             layout.format(black_box(&record), &mut out);
         })
     });
+    // The logging cost curve's line (`bench/logcurve`): two integers and a short text.
+    let mut curve = Record::default();
+    curve.set_target("bench");
+    curve.set_thread("tokio-runtime-worker");
+    curve.set_message(|m| m.push_str("handled a step"));
+    curve.push_value("request", Value::U64(123_456));
+    curve.push_value("line", Value::U64(42));
+    curve.push_str_field("user", "ada");
+    group.bench_function("pattern_format_curve", |b| {
+        b.iter(|| {
+            out.clear();
+            curve.set_time(curve.time() + Duration::from_micros(1));
+            layout.format(black_box(&curve), &mut out);
+        })
+    });
     group.finish();
 }
 
@@ -273,6 +330,7 @@ criterion_group!(
     accepted,
     disabled,
     format,
-    writer_throughput
+    writer_throughput,
+    burst
 );
 criterion_main!(benches);

@@ -15,7 +15,7 @@ use smallvec::SmallVec;
 use tracing::Level;
 use tracing::field::{Field, Visit};
 
-use crate::bytes::put;
+use crate::bytes::{put, put_i64, put_u64};
 
 /// A field's value as captured: text lives in the record's buffer, the rest as it came.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,8 +54,8 @@ impl FieldValue<'_> {
     pub fn write(&self, out: &mut Vec<u8>) {
         match *self {
             FieldValue::Str(s) => put(out, s),
-            FieldValue::U64(v) => put(out, itoa::Buffer::new().format(v).as_bytes()),
-            FieldValue::I64(v) => put(out, itoa::Buffer::new().format(v).as_bytes()),
+            FieldValue::U64(v) => put_u64(out, v),
+            FieldValue::I64(v) => put_i64(out, v),
             // ryu's shortest round-trip form, several times faster than `Display`.
             FieldValue::F64(v) if v.is_finite() => {
                 out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes())
@@ -286,7 +286,7 @@ const INLINE_FIELDS: usize = 4;
 /// The fields are laid out in the order an event touches them (`repr(C)`): what every event
 /// writes, then its fields, then the text, whose first bytes hold a typical event's message;
 /// the rest of the text buffer, and what few events have (caller data, MDC, an error), come
-/// last and are not even cleared unless used. A typical event then writes the first few
+/// last and are neither cleared nor read unless used (`extra`). A typical event then writes the first few
 /// cache lines of its slot, and the ring asks for no more than those
 /// (`HOT_BYTES`): each line is one the writer thread read last, on another core.
 #[derive(Debug, Clone)]
@@ -493,7 +493,9 @@ impl Record {
     /// The error recorded on the event with its causes, one per line; empty if none.
     #[inline]
     pub fn exception(&self) -> &str {
-        &self.exception
+        // Read only when the event set something rare: the string's cache line is far down
+        // the slot, where a typical event neither writes nor reads.
+        if self.extra { &self.exception } else { "" }
     }
 
     /// Appends to the event's error text (what [`FieldVisitor`] writes for an error field:
@@ -507,7 +509,7 @@ impl Record {
     /// Source file and line, when the appender asks for caller data.
     #[inline]
     pub fn caller(&self) -> Option<(&'static str, u32)> {
-        self.caller
+        if self.extra { self.caller } else { None }
     }
 
     /// Sets (or, with `None`, removes) the source file and line.
@@ -527,7 +529,7 @@ impl Record {
     /// Whether the event has fields of its own or of its spans (the MDC).
     #[inline]
     pub fn has_context(&self) -> bool {
-        !self.fields.is_empty() || !self.mdc.is_empty()
+        !self.fields.is_empty() || !self.mdc_pairs().is_empty()
     }
 
     /// Makes this record a preformatted line of `level` at `time`: `write` writes the whole
@@ -634,7 +636,7 @@ impl Record {
 
     /// The MDC value for `key`, innermost span first.
     pub fn mdc_value(&self, key: &str) -> Option<&str> {
-        self.mdc
+        self.mdc_pairs()
             .iter()
             .rev()
             .find(|(k, _)| *k == key)
@@ -643,7 +645,13 @@ impl Record {
 
     /// The MDC entries as (key, value).
     pub fn mdc_entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        self.mdc.iter().map(|(k, r)| (*k, self.slice(r)))
+        self.mdc_pairs().iter().map(|(k, r)| (*k, self.slice(r)))
+    }
+
+    /// The MDC's names and ranges, read only when the event set something rare (see
+    /// [`Record::exception`]).
+    fn mdc_pairs(&self) -> &[(&'static str, Range<u32>)] {
+        if self.extra { &self.mdc } else { &[] }
     }
 
     /// Appends a text field.
