@@ -286,8 +286,8 @@ const INLINE_FIELDS: usize = 4;
 /// The fields are laid out in the order an event touches them (`repr(C)`): what every event
 /// writes, then its fields, then the text, whose first bytes hold a typical event's message;
 /// the rest of the text buffer, and what few events have (caller data, MDC, an error), come
-/// last and are neither cleared nor read unless used (`extra`). A typical event then writes the first few
-/// cache lines of its slot, and the ring asks for no more than those
+/// last and are neither cleared nor read unless used (`extra`). A typical event then writes
+/// the first few cache lines of its slot, and the ring asks for no more than those
 /// (`HOT_BYTES`): each line is one the writer thread read last, on another core.
 #[derive(Debug, Clone)]
 #[repr(C)]
