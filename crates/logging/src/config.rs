@@ -241,10 +241,11 @@ pub struct AppenderCommon {
     /// Slots in the queue between request threads and the writer (DropWizard's is 256).
     ///
     /// The writer naps while producers fill the queue instead of waking for each event, and
-    /// a nap lets at most three eighths of the queue fill: the bigger the queue, the fewer
-    /// wake-ups, each a context switch on the cores serving requests (BENCHMARKS.md, "Logging hot path"). A bigger queue also rides out longer stalls of the disk or the network
-    /// before INFO is dropped (by `discardingThreshold`) or a request thread waits. Each slot
-    /// holds a whole record, on cache lines of its own.
+    /// a nap lets at most a quarter of the queue fill: the bigger the queue, the fewer
+    /// wake-ups, each a context switch on the cores serving requests (BENCHMARKS.md,
+    /// "Logging hot path"). A bigger queue also rides out longer stalls of the disk or the
+    /// network before INFO is dropped (by `discardingThreshold`) or a request thread waits.
+    /// Each slot holds a whole record, on cache lines of its own.
     #[config(default = 4096, range(min = 1, max = 1_048_576))]
     pub queue_size: usize,
     /// When fewer slots than this are free, TRACE/DEBUG/INFO are dropped; -1

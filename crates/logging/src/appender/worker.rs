@@ -37,11 +37,13 @@ const HOLD: Duration = Duration::from_millis(5);
 /// costs the machine a context switch (several µs on a virtual machine) and often preempts a
 /// request thread. A fixed nap of 1 ms would wake a busy request log's writer a thousand
 /// times a second whether it finds ten lines or a hundred (BENCHMARKS.md, "Logging hot path").
-const NAP: Duration = Duration::from_millis(1);
+const NAP: Duration = Duration::from_micros(250);
 const LONGEST_NAP: Duration = Duration::from_millis(4);
-/// The share of the queue a nap lets fill: well below half, where producers wake the writer
-/// themselves (a system call on a request thread), and where lossy appenders start dropping.
-const NAP_FILL: (u64, u64) = (3, 8);
+/// The share of the queue a nap lets fill: a quarter, so that another quarter is left before
+/// half, where producers wake the writer themselves (a system call on a request thread, which
+/// also puts the writer on that thread's core), for the nap's timer and a busy core to run the
+/// writer late; and far from where lossy appenders start dropping.
+const NAP_FILL: (u64, u64) = (1, 4);
 const IDLE_NAPS: u32 = 100;
 
 /// Write errors are reported on stderr at most this often, with how many writes failed and
@@ -114,7 +116,7 @@ impl Worker {
     ///
     /// The writer does not block waiting for records: a producer that found it blocked
     /// would have to wake it with a system call, and under load that would be paid every
-    /// few events by a request thread. Instead the writer naps (1 to 4 ms, see [`NAP`]) when
+    /// few events by a request thread. Instead the writer naps (0.25 to 4 ms, see [`NAP`]) when
     /// the queue is empty, and producers wake it only when the queue is half full, when it is
     /// asleep for good (after [`IDLE_NAPS`] naps with nothing queued), or to flush.
     fn run(&mut self) {
@@ -126,7 +128,7 @@ impl Worker {
             let taken = self.drain();
             let wrote = taken > 0;
             if let Some(since) = napped.take() {
-                nap = next_nap(self.consumer.ring().capacity(), taken, since.elapsed());
+                nap = next_nap(self.consumer.ring().capacity(), taken, since.elapsed(), nap);
             }
             if !wrote && naps > 0 {
                 // The queue stayed quiet for a whole nap: nothing to wait for. (A look that
@@ -422,11 +424,17 @@ fn counted(n: u64, what: &str) -> String {
     }
 }
 
-/// The nap after one of `took` that found `taken` lines in a queue of `capacity` slots (see
-/// [`NAP`]).
-fn next_nap(capacity: u64, taken: u64, took: Duration) -> Duration {
+/// The nap after one of `nap` that ended `took` after it began and found `taken` lines in a
+/// queue of `capacity` slots (see [`NAP`]).
+///
+/// A nap that found nothing is a quiet queue only if it lasted: one cut short by a wake-up
+/// with nothing behind it keeps its length. (A producer that finds the queue half full
+/// while the writer is busy draining it leaves a wake-up token behind, and the writer's next
+/// nap returns at once; taking that for a quiet queue would make the writer sleep the
+/// longest nap under the heaviest load, and the producers wake it themselves.)
+fn next_nap(capacity: u64, taken: u64, took: Duration, nap: Duration) -> Duration {
     if taken == 0 {
-        return LONGEST_NAP;
+        return if took < nap { nap } else { LONGEST_NAP };
     }
     let fill = (capacity * NAP_FILL.0 / NAP_FILL.1).max(1);
     let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
@@ -484,16 +492,25 @@ mod tests {
     }
 
     #[test]
-    fn a_nap_lasts_as_long_as_the_queue_takes_to_fill_by_three_eighths() {
+    fn a_nap_lasts_as_long_as_the_queue_takes_to_fill_by_a_quarter() {
         let ms = Duration::from_millis;
-        // 64 lines a millisecond into 256 slots: 96 take 1.5 ms.
-        assert_eq!(next_nap(256, 64, ms(1)), Duration::from_micros(1500));
-        // Faster than a millisecond's nap allows, or slower than the longest: the bounds.
-        assert_eq!(next_nap(256, 1000, ms(1)), NAP);
-        assert_eq!(next_nap(256, 10, ms(1)), LONGEST_NAP);
-        assert_eq!(next_nap(256, 0, ms(1)), LONGEST_NAP);
+        // 64 lines a millisecond into 512 slots: 128 take 2 ms.
+        assert_eq!(next_nap(512, 64, ms(1), NAP), ms(2));
+        // Faster than the shortest nap allows, or slower than the longest: the bounds.
+        assert_eq!(next_nap(512, 1000, ms(1), NAP), NAP);
+        assert_eq!(next_nap(512, 10, ms(1), NAP), LONGEST_NAP);
         // A larger queue lets the writer sleep longer at the same rate.
-        assert_eq!(next_nap(1024, 192, ms(1)), ms(2));
-        assert_eq!(next_nap(1, 1, ms(1)), NAP);
+        assert_eq!(next_nap(1024, 256, ms(1), NAP), ms(1));
+        assert_eq!(next_nap(1024, 128, ms(1), NAP), ms(2));
+        assert_eq!(next_nap(1, 100, ms(1), NAP), NAP);
+    }
+
+    /// Catches: a nap cut short by a wake-up that found nothing taken for a quiet queue, so
+    /// that the writer sleeps the longest nap while lines pour in.
+    #[test]
+    fn only_a_whole_nap_that_finds_nothing_lengthens_the_next() {
+        let ms = Duration::from_millis;
+        assert_eq!(next_nap(4096, 0, ms(2), ms(2)), LONGEST_NAP);
+        assert_eq!(next_nap(4096, 0, Duration::from_micros(1), ms(2)), ms(2));
     }
 }
