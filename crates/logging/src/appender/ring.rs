@@ -179,7 +179,7 @@ impl<T> Ring<T> {
             }
         }
         #[cfg(not(all(target_arch = "x86_64", not(loom))))]
-        let _ = index;
+        let _ = (index, self.hot_lines);
     }
 
     /// Claims the next slot when fewer than `limit` values are queued.
