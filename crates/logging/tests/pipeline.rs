@@ -773,10 +773,10 @@ fn a_writer_that_panics_leaves_no_producer_waiting_and_every_event_counted() {
     .unwrap();
     let started = std::time::Instant::now();
     let mut queued = 0;
-    // Lines of 1 KiB: the writer's batch (64 KiB) is written, and the sink panics, before
+    // Lines of 2 KiB: the writer's batch (256 KiB) is written, and the sink panics, before
     // the 200th line can be queued, however the threads are scheduled (with short lines the
     // writer could hold all 200 in its batch before writing any).
-    let pad = "x".repeat(1024);
+    let pad = "x".repeat(2048);
     for i in 0..200 {
         if appender.log(&tracing::Level::WARN, |r| {
             r.clear();
@@ -833,7 +833,7 @@ fn lines_reach_the_file_without_a_flush_when_quiet_and_while_flowing() {
     );
 
     // A steady trickle that never leaves the queue quiet for a nap (~1,600 short lines, ~70 KB
-    // a second: a 64 KB batch would take about a second to fill): a marker logged
+    // a second: a 256 KiB batch would take several seconds to fill): a marker logged
     // meanwhile still reaches the file soon, as the batch's hold is bounded.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let trickle = {
